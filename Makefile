@@ -1,0 +1,41 @@
+# make test: fresh venv if needed, compiled (non-editable) install, the suite compiled then pure.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SOURCES := $(shell find bpe_core plugins -name '*.py' -o -name '*.yaml' -o -name '*.txt*') setup.py pyproject.toml
+
+.PHONY: test test-compiled test-pure demo bench install clean
+
+$(VENV)/.deps: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "setuptools>=68" wheel "mypy>=1.10" types-PyYAML types-tqdm types-regex
+	$(BIN)/python -m pip install --quiet "pluggy>=1.3" "regex>=2023.0" "PyYAML>=6.0" "tqdm>=4.60" \
+		"pytest>=8" "hypothesis>=6.100" rustbpe "tokenizers>=0.19" psutil
+	touch $@
+
+# Non-editable and compiled, so no stale .so beside an edited .py can hide a change.
+$(VENV)/.installed: $(VENV)/.deps $(SOURCES)
+	rm -rf build
+	$(BIN)/python -m pip install --quiet --no-build-isolation --no-deps --force-reinstall .
+	touch $@
+
+install: $(VENV)/.installed
+
+test: test-compiled test-pure
+
+test-compiled: install
+	BPE_CORE_EXPECT_COMPILED=1 $(BIN)/pytest -q -p no:cacheprovider
+
+test-pure: install
+	BPE_CORE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider
+
+demo: install
+	$(BIN)/bpe demo
+
+bench: install
+	$(BIN)/python benchmarks/train_text.py
+	$(BIN)/python benchmarks/train_long.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

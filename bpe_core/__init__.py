@@ -1,0 +1,20 @@
+"""bpe-core: byte-pair encoding for any sequence (text, DNA, music) with a compiled engine.
+
+>>> import bpe_core
+>>> tok = bpe_core.train("configs/gpt2-style.yaml", ["corpus.txt"], {"trainer.vocab_size": 8192})
+>>> tok.decode(tok.encode("hello world"))
+'hello world'
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from bpe_core.errors import BpeError
+from bpe_core.formats.native import load
+from bpe_core.pipeline import Tokenizer, train
+
+try:
+    __version__ = version("bpe-core")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
+
+__all__ = ["BpeError", "Tokenizer", "__version__", "load", "train"]

@@ -1,0 +1,70 @@
+"""The shapes of the components plugins provide: pretokenizers, readers and documents.
+
+These are typing Protocols plus the small value classes both sides share. Nothing here does work.
+"""
+
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+
+class Pretokenizer(Protocol):
+    """Turns a document into chunks, a chunk into base symbol ids, and symbols back into a document.
+
+    `alphabet` lists the base symbol labels in id order. `split` must be a pure function of the
+    document, so counting can run in worker processes. `symbols` is called once per unique chunk.
+    """
+
+    name: str
+    byte_level: bool
+
+    def options(self) -> dict[str, Any]: ...
+
+    def alphabet(self) -> list[str]: ...
+
+    def split(self, document: Any) -> Iterable[Hashable]: ...
+
+    def symbols(self, chunk: Hashable) -> list[int]: ...
+
+    def safe_cut(self, text: str) -> int:
+        """For streamed text: the largest index at which the text can be split in two without
+        changing any chunk, whatever follows it; 0 if there is none."""
+        ...
+
+    def decode(self, symbols: list[int]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class StreamedText:
+    """One text document too large to hold whole, delivered as consecutive blocks."""
+
+    source: str
+    open_blocks: Callable[[], Iterator[str]]
+
+    def blocks(self) -> Iterator[str]:
+        return self.open_blocks()
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file a reader took documents from: its path, size in bytes and SHA-256, for provenance."""
+
+    path: str
+    size: int
+    sha256: str
+
+
+class Reader(Protocol):
+    """Turns paths (files, globs, directories, '-' for standard input) into documents."""
+
+    name: str
+
+    def documents(self, paths: list[str]) -> Iterator[Any]: ...
+
+    def sources(self) -> list[Source]:
+        """The files read so far, once `documents` is exhausted."""
+        ...
+
+
+PretokenizerFactory = Callable[[dict[str, Any]], Pretokenizer]
+ReaderFactory = Callable[[dict[str, Any]], Reader]

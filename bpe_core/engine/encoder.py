@@ -1,0 +1,180 @@
+"""Rank-ordered BPE encoding of one chunk of symbol ids, and decoding back to base symbols.
+
+Short chunks use the quadratic scan tiktoken uses (cheapest for a word); long chunks a linked list
+with a heap of (rank, position), O(n log n). Both merge the lowest-ranked pair first and the
+leftmost occurrence on ties, which reproduces training exactly. A bounded cache maps repeated
+chunks (any hashable the caller chooses, such as the chunk's text) to their ids.
+
+This module does not split documents into chunks or map chunks to symbols.
+"""
+
+import heapq
+from typing import Final
+
+NO_RANK: Final = 1 << 60
+LONG_CHUNK: Final = 96
+DEFAULT_CACHE_SIZE: Final = 1 << 18
+
+
+class Encoder:
+    """Applies merges by rank. `merges[r]` creates token id `alphabet_size + r`.
+
+    >>> Encoder(3, [(0, 1), (3, 2)]).encode_symbols([0, 1, 2, 0])
+    [4, 0]
+    """
+
+    alphabet_size: int
+    id_bound: int
+    merge_rank: dict[int, int]
+    cache: dict[object, list[int]]
+    cache_size: int
+
+    def __init__(self, alphabet_size: int, merges: list[tuple[int, int]], cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+        self.alphabet_size = alphabet_size
+        self.id_bound = alphabet_size + len(merges) + 1
+        self.merge_rank = {}
+        for rank in range(len(merges)):
+            left, right = merges[rank]
+            if left < 0 or right < 0 or left >= alphabet_size + rank or right >= alphabet_size + rank:
+                raise ValueError(f"merge {rank} ({left}, {right}) uses an id that does not exist yet")
+            key = left * self.id_bound + right
+            if key not in self.merge_rank:
+                self.merge_rank[key] = rank
+        self.cache = {}
+        self.cache_size = cache_size
+
+    def rank_of(self, left: int, right: int) -> int:
+        return self.merge_rank.get(left * self.id_bound + right, NO_RANK)
+
+    def encode_symbols(self, symbols: list[int]) -> list[int]:
+        """Token ids for one chunk given as base symbol ids."""
+        if len(symbols) >= LONG_CHUNK:
+            return self._encode_long(symbols)
+        return self._encode_short(symbols)
+
+    def _encode_short(self, symbols: list[int]) -> list[int]:
+        parts = list(symbols)
+        if len(parts) < 2:
+            return parts
+        ranks: list[int] = []
+        for index in range(len(parts) - 1):
+            ranks.append(self.rank_of(parts[index], parts[index + 1]))
+        while True:
+            best_rank = NO_RANK
+            best_index = -1
+            for index in range(len(ranks)):
+                if ranks[index] < best_rank:
+                    best_rank = ranks[index]
+                    best_index = index
+            if best_index < 0:
+                return parts
+            new_id = self.alphabet_size + best_rank
+            parts[best_index] = new_id
+            del parts[best_index + 1]
+            del ranks[best_index]
+            if best_index < len(ranks):
+                ranks[best_index] = self.rank_of(new_id, parts[best_index + 1])
+            if best_index > 0:
+                ranks[best_index - 1] = self.rank_of(parts[best_index - 1], new_id)
+
+    def _encode_long(self, symbols: list[int]) -> list[int]:
+        size = len(symbols)
+        sym = list(symbols)
+        nxt: list[int] = [index + 1 for index in range(size)]
+        nxt[size - 1] = -1
+        prv: list[int] = [index - 1 for index in range(size)]
+        rank_at: list[int] = [NO_RANK] * size
+        heap: list[int] = []
+        for index in range(size - 1):
+            rank = self.rank_of(sym[index], sym[index + 1])
+            rank_at[index] = rank
+            if rank != NO_RANK:
+                heap.append(rank * size + index)
+        heapq.heapify(heap)
+        while len(heap) > 0:
+            key = heapq.heappop(heap)
+            rank = key // size
+            position = key - rank * size
+            if rank_at[position] != rank:
+                continue
+            new_id = self.alphabet_size + rank
+            second = nxt[position]
+            after = nxt[second]
+            sym[position] = new_id
+            sym[second] = -1
+            rank_at[second] = NO_RANK
+            nxt[position] = after
+            if after >= 0:
+                prv[after] = position
+                rank = self.rank_of(new_id, sym[after])
+                rank_at[position] = rank
+                if rank != NO_RANK:
+                    heapq.heappush(heap, rank * size + position)
+            else:
+                rank_at[position] = NO_RANK
+            before = prv[position]
+            if before >= 0:
+                rank = self.rank_of(sym[before], new_id)
+                rank_at[before] = rank
+                if rank != NO_RANK:
+                    heapq.heappush(heap, rank * size + before)
+        result: list[int] = []
+        position = 0
+        while position >= 0:
+            result.append(sym[position])
+            position = nxt[position]
+        return result
+
+    def cached(self, chunk: object) -> list[int] | None:
+        """The ids remembered for `chunk`, or None."""
+        return self.cache.get(chunk)
+
+    def remember(self, chunk: object, ids: list[int]) -> None:
+        """Remember ids for a chunk; the cache is emptied when full, which bounds its memory."""
+        if len(self.cache) >= self.cache_size:
+            self.cache.clear()
+        self.cache[chunk] = ids
+
+    def encode_utf8_chunks(self, chunks: list[str]) -> list[int]:
+        """Ids for text chunks over a byte alphabet (symbol id = byte value), with the cache."""
+        result: list[int] = []
+        cache = self.cache
+        for chunk in chunks:
+            ids = cache.get(chunk)
+            if ids is None:
+                ids = self.encode_symbols(list(chunk.encode("utf-8", "surrogatepass")))
+                self.remember(chunk, ids)
+            result.extend(ids)
+        return result
+
+
+class Decoder:
+    """Expands token ids to base symbol ids."""
+
+    alphabet_size: int
+    left: list[int]
+    right: list[int]
+
+    def __init__(self, alphabet_size: int, merges: list[tuple[int, int]]) -> None:
+        self.alphabet_size = alphabet_size
+        self.left = [pair[0] for pair in merges]
+        self.right = [pair[1] for pair in merges]
+
+    def symbols(self, ids: list[int]) -> list[int]:
+        """Base symbol ids for a sequence of token ids (all ids must be below the merge bound)."""
+        bound = self.alphabet_size + len(self.left)
+        result: list[int] = []
+        stack: list[int] = []
+        for token in ids:
+            if token < 0 or token >= bound:
+                raise ValueError(f"token id {token} is outside 0..{bound - 1}")
+            stack.append(token)
+            while len(stack) > 0:
+                current = stack.pop()
+                if current < self.alphabet_size:
+                    result.append(current)
+                else:
+                    rank = current - self.alphabet_size
+                    stack.append(self.right[rank])
+                    stack.append(self.left[rank])
+        return result

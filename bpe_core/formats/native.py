@@ -1,0 +1,107 @@
+"""bpe-core's own tokenizer file: one versioned JSON document with everything needed to encode.
+
+It holds the format version, the pipeline config (component names and options, plugin
+versions), the alphabet, the merges with their training counts, the special tokens and the
+training provenance. Writing is atomic. This module does not read other libraries' formats.
+"""
+
+import json
+import os
+import tempfile
+from typing import TYPE_CHECKING, Any
+
+from bpe_core.errors import BpeError
+from bpe_core.plugins import registry
+
+if TYPE_CHECKING:
+    from bpe_core.pipeline import Tokenizer
+
+FORMAT = "bpe-core"
+VERSION = 1
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write text to path through a temporary file in the same directory, then rename."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        handle = tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=directory, prefix=".tmp-", suffix=os.path.basename(path), delete=False
+        )
+    except OSError as error:
+        raise BpeError(f"cannot write {path}: {error.strerror or error}") from error
+    try:
+        with handle:
+            handle.write(text)
+        os.replace(handle.name, path)
+    except BaseException:
+        os.unlink(handle.name)
+        raise
+
+
+def to_dict(tokenizer: "Tokenizer") -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "name": tokenizer.name,
+        "pretokenizer": {"name": tokenizer.pretokenizer.name, "options": tokenizer.pretokenizer.options()},
+        "plugins": tokenizer.plugins,
+        "alphabet": tokenizer.alphabet,
+        "merges": [list(pair) for pair in tokenizer._merges],
+        "merge_counts": tokenizer.merge_counts,
+        "special_tokens": {"tokens": tokenizer.special_tokens, "position": tokenizer.special_position},
+        "config": tokenizer.config,
+        "provenance": tokenizer.provenance,
+    }
+
+
+def save(tokenizer: "Tokenizer", path: str) -> None:
+    write_atomically(path, json.dumps(to_dict(tokenizer), ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def load(path: str | os.PathLike[str]) -> "Tokenizer":
+    """Read a tokenizer file written by `Tokenizer.save`.
+
+    >>> tok = bpe_core.load("gpt2-32k.json")
+    """
+    from bpe_core.pipeline import Tokenizer
+
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as error:
+        raise BpeError(f"cannot read tokenizer {path}: {error.strerror or error}") from error
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise BpeError(f"{path} is not a tokenizer file (invalid JSON: {error})") from error
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise BpeError(f"{path} is not a bpe-core tokenizer file (no \"format\": \"{FORMAT}\")")
+    version = data.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        raise BpeError(f"{path} has format version {version}; this bpe-core reads up to version {VERSION}, upgrade it")
+    try:
+        pretokenizer_data = data["pretokenizer"]
+        name = pretokenizer_data["name"]
+        plugins = registry()
+        if name not in plugins.pretokenizers:
+            wanted = ", ".join(f"{plugin} {version}" for plugin, version in data.get("plugins", {}).items())
+            raise BpeError(
+                f"{path} needs pretokenizer {name!r}" + (f" from plugin {wanted}" if wanted else "") + ", which is not installed"
+            )
+        pretokenizer = plugins.pretokenizer(name, pretokenizer_data.get("options", {}))
+        if pretokenizer.alphabet() != data["alphabet"]:
+            raise BpeError(f"{path}: the alphabet differs from what pretokenizer {name!r} gives with these options")
+        merges = [(int(left), int(right)) for left, right in data["merges"]]
+        special = data.get("special_tokens", {})
+        return Tokenizer(
+            name=str(data.get("name", "tokenizer")),
+            pretokenizer=pretokenizer,
+            merges=merges,
+            merge_counts=[int(count) for count in data.get("merge_counts", [])],
+            special_tokens=list(special.get("tokens", [])),
+            special_position=str(special.get("position", "end")),
+            config=data.get("config", {}),
+            provenance=data.get("provenance", {}),
+            plugins=data.get("plugins", {}),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise BpeError(f"{path}: malformed tokenizer file ({type(error).__name__}: {error})") from error

@@ -1,0 +1,153 @@
+"""Byte-level text pretokenizers: chunks are regex matches (or whitespace-separated words) and
+symbols are the chunk's UTF-8 bytes, so ids 0..255 are the byte values.
+
+Lone surrogates (which Python strings may hold) are encoded with "surrogatepass", so
+`decode(encode(x)) == x` for every Python string. Decoding ids that do not form valid UTF-8
+(a model can emit any sequence) replaces the invalid bytes with U+FFFD.
+"""
+
+from collections.abc import Hashable
+from typing import Any
+
+import regex
+
+from bpe_core.errors import BpeError
+
+PATTERNS: dict[str, str] = {
+    # the original GPT-2 release (encoder.py)
+    "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
+    # tiktoken's cl100k_base and o200k_base, character for character
+    "cl100k": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+    "o200k": "|".join(
+        [
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+            r"""\p{N}{1,3}""",
+            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+            r"""\s*[\r\n]+""",
+            r"""\s+(?!\S)""",
+            r"""\s+""",
+        ]
+    ),
+}
+
+# For the three built-in patterns no match holds a newline followed by a letter, and a match never
+# looks behind its start; when the newline also follows a non-space, the text before it ends with
+# the same chunks whether or not the letter follows (tested against whole-text splitting).
+_SAFE_CUT = regex.compile(r"(?<=\S\n)\p{L}", flags=regex.REVERSE)
+
+
+def _bytes_to_unicode() -> list[str]:
+    """GPT-2's printable stand-in character for each byte value, used as the byte labels."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    labels: dict[int, str] = {byte: chr(byte) for byte in printable}
+    extra = 0
+    for byte in range(256):
+        if byte not in labels:
+            labels[byte] = chr(256 + extra)
+            extra += 1
+    return [labels[byte] for byte in range(256)]
+
+
+BYTE_LABELS = _bytes_to_unicode()
+
+
+class ByteLevel:
+    """Shared byte alphabet, chunk-to-bytes mapping and decoding."""
+
+    name = "byte-level"
+    byte_level = True
+
+    def alphabet(self) -> list[str]:
+        return list(BYTE_LABELS)
+
+    def symbols(self, chunk: Hashable) -> list[int]:
+        assert isinstance(chunk, str)
+        return list(chunk.encode("utf-8", "surrogatepass"))
+
+    def decode(self, symbols: list[int]) -> str:
+        data = bytes(symbols)
+        try:
+            return data.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return data.decode("utf-8", "replace")
+
+
+class RegexPretokenizer(ByteLevel):
+    """Chunks are the matches of a regex (the `regex` package's syntax), found left to right.
+
+    Text the pattern does not match is dropped, as in tiktoken and rustbpe; every built-in
+    pattern matches every character.
+    """
+
+    def __init__(self, name: str, pattern: str) -> None:
+        self.name = name
+        self.pattern = pattern
+        try:
+            self.compiled = regex.compile(pattern)
+        except regex.error as error:
+            raise BpeError(f"pretokenizer.pattern is not a valid regex: {error}: {pattern!r}") from error
+        self.cuts_safely = pattern in PATTERNS.values()
+
+    @classmethod
+    def from_options(cls, name: str, options: dict[str, Any], fixed_pattern: str | None) -> "RegexPretokenizer":
+        allowed = set() if fixed_pattern is not None else {"pattern"}
+        unknown = sorted(set(options) - allowed)
+        if unknown:
+            raise BpeError(
+                f"pretokenizer {name!r} has no option {unknown[0]!r}; allowed: {', '.join(sorted(allowed)) or 'none'}"
+            )
+        if fixed_pattern is not None:
+            return cls(name, fixed_pattern)
+        pattern = options.get("pattern")
+        if not isinstance(pattern, str) or not pattern:
+            raise BpeError("pretokenizer.pattern: the regex pretokenizer needs a non-empty pattern string")
+        return cls(name, pattern)
+
+    def __getstate__(self) -> dict[str, str]:
+        return {"name": self.name, "pattern": self.pattern}
+
+    def __setstate__(self, state: dict[str, str]) -> None:
+        self.__init__(state["name"], state["pattern"])  # type: ignore[misc]
+
+    def options(self) -> dict[str, Any]:
+        return {} if self.name in PATTERNS else {"pattern": self.pattern}
+
+    def split(self, document: Any) -> list[str]:
+        chunks: list[str] = self.compiled.findall(document)
+        return chunks
+
+    def safe_cut(self, text: str) -> int:
+        if not self.cuts_safely:
+            return 0
+        match = _SAFE_CUT.search(text)
+        return match.start() if match is not None else 0
+
+
+class WhitespacePretokenizer(ByteLevel):
+    """Chunks are the words `str.split()` gives: runs of non-whitespace.
+
+    Whitespace is dropped, so decoding cannot restore it: decoded words are simply concatenated.
+    Use it to reproduce the seed article's experiments, not for a tokenizer that must round-trip.
+    """
+
+    name = "whitespace"
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> "WhitespacePretokenizer":
+        if options:
+            raise BpeError(f"pretokenizer 'whitespace' has no option {sorted(options)[0]!r}; allowed: none")
+        return cls()
+
+    def options(self) -> dict[str, Any]:
+        return {}
+
+    def split(self, document: Any) -> list[str]:
+        words: list[str] = document.split()
+        return words
+
+    def safe_cut(self, text: str) -> int:
+        for index in range(len(text) - 1, -1, -1):
+            if text[index].isspace():
+                return index + 1
+        return 0

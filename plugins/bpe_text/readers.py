@@ -1,0 +1,102 @@
+"""The `text` reader: each file is one document, streamed in blocks so no file is held whole.
+
+Paths may be files, globs, directories (read recursively, in sorted order), `.gz` files, or `-`
+for standard input. Text must be UTF-8; an undecodable file is an error that names it.
+"""
+
+import glob
+import gzip
+import hashlib
+import io
+import os
+import sys
+from collections.abc import Iterator
+from typing import IO, Any
+
+from bpe_core.components import Source, StreamedText
+from bpe_core.errors import BpeError
+
+BLOCK_CHARS = 1 << 20
+
+
+def expand_paths(paths: list[str], suffixes: tuple[str, ...] = ()) -> list[str]:
+    """Files named by paths, globs and directories, in a stable order; `-` stays as is."""
+    files: list[str] = []
+    for path in paths:
+        if path == "-":
+            files.append(path)
+        elif os.path.isdir(path):
+            found: list[str] = []
+            for root, _, names in os.walk(path):
+                found.extend(os.path.join(root, name) for name in names if not suffixes or name.endswith(suffixes))
+            if not found:
+                raise BpeError(f"directory {path} holds no input files")
+            files.extend(sorted(found))
+        elif os.path.isfile(path):
+            files.append(path)
+        elif glob.has_magic(path):
+            matches = sorted(match for match in glob.glob(path, recursive=True) if os.path.isfile(match))
+            if not matches:
+                raise BpeError(f"no files match {path}")
+            files.extend(matches)
+        else:
+            raise BpeError(f"input file {path} does not exist")
+    return files
+
+
+def file_source(path: str) -> Source:
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+            size += len(block)
+    return Source(path, size, digest.hexdigest())
+
+
+def open_text(path: str) -> IO[str]:
+    """A text stream over a file, gzip or not, or standard input for `-`."""
+    if path == "-":
+        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="")
+    try:
+        if path.endswith(".gz"):
+            return gzip.open(path, "rt", encoding="utf-8", newline="")
+        return open(path, encoding="utf-8", newline="")
+    except OSError as error:
+        raise BpeError(f"cannot read {path}: {error.strerror or error}") from error
+
+
+def text_blocks(path: str) -> Iterator[str]:
+    """The file's text in blocks of about a million characters, newlines untouched."""
+    with open_text(path) as handle:
+        try:
+            while block := handle.read(BLOCK_CHARS):
+                yield block
+        except UnicodeDecodeError as error:
+            raise BpeError(f"{path} is not valid UTF-8 ({error.reason} at byte {error.start} of a block)") from error
+        except (OSError, EOFError) as error:
+            raise BpeError(f"cannot read {path}: {error}") from error
+
+
+class TextReader:
+    """Each file is one document; files are delivered as blocks, never loaded whole."""
+
+    name = "text"
+
+    def __init__(self) -> None:
+        self._sources: list[Source] = []
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> "TextReader":
+        if options:
+            raise BpeError(f"reader 'text' has no option {sorted(options)[0]!r}; allowed: none")
+        return cls()
+
+    def documents(self, paths: list[str]) -> Iterator[StreamedText]:
+        for path in expand_paths(paths):
+            if path != "-":
+                self._sources.append(file_source(path))
+            yield StreamedText(path, lambda path=path: text_blocks(path))  # type: ignore[misc]
+
+    def sources(self) -> list[Source]:
+        return list(self._sources)
