@@ -12,7 +12,7 @@ import sys
 from types import ModuleType
 from typing import Sequence
 
-ENGINE_MODULES = ("alphabet", "encoder", "heap", "trainer")
+ENGINE_MODULES = ("alphabet", "encoder", "heap", "pairs", "trainer")
 
 
 class _SourceFinder:

@@ -1,4 +1,4 @@
-"""A max-heap of pair entries for the trainer, kept in parallel typed lists.
+"""A max-heap of pair entries for the trainer, kept in unboxed i64 vecs.
 
 An entry is (count, tie, pair id); the best entry has the highest count and, among equal counts,
 the highest tie key. The trainer encodes its tie-break rule into the tie key, so the heap itself
@@ -6,30 +6,34 @@ knows no rule. Entries go stale when counts change; the trainer discards them la
 does not know what a pair is.
 """
 
+from librt.vecs import append, pop, vec
+from mypy_extensions import i64
+
 
 class PairHeap:
-    """Binary max-heap on (count, tie) with a pair id payload; no dicts, no tuples, no heapq."""
+    """Binary max-heap on (count, tie) with a pair id payload; no tuples, no heapq, no boxing."""
 
-    counts: list[int]
-    ties: list[int]
-    pair_ids: list[int]
+    counts: vec[i64]
+    ties: vec[i64]
+    pair_ids: vec[i64]
 
     def __init__(self) -> None:
-        self.counts = []
-        self.ties = []
-        self.pair_ids = []
+        self.counts = vec[i64]()
+        self.ties = vec[i64]()
+        self.pair_ids = vec[i64]()
 
-    def __len__(self) -> int:
+    def size(self) -> i64:
         return len(self.pair_ids)
 
-    def push(self, count: int, tie: int, pair_id: int) -> None:
+    def push(self, count: i64, tie: i64, pair_id: i64) -> None:
+        # vecs are values: append may return a new buffer, so write the fields back first
+        self.counts = append(self.counts, count)
+        self.ties = append(self.ties, tie)
+        self.pair_ids = append(self.pair_ids, pair_id)
         counts = self.counts
         ties = self.ties
         pair_ids = self.pair_ids
-        counts.append(count)
-        ties.append(tie)
-        pair_ids.append(pair_id)
-        child = len(pair_ids) - 1
+        child: i64 = len(pair_ids) - 1
         while child > 0:
             parent = (child - 1) >> 1
             parent_count = counts[parent]
@@ -43,32 +47,31 @@ class PairHeap:
         ties[child] = tie
         pair_ids[child] = pair_id
 
-    def top_count(self) -> int:
+    def top_count(self) -> i64:
         return self.counts[0]
 
-    def top_pair(self) -> int:
+    def top_pair(self) -> i64:
         return self.pair_ids[0]
 
     def pop(self) -> None:
         """Remove the best entry (the heap must not be empty)."""
+        self.counts, last_count = pop(self.counts)
+        self.ties, last_tie = pop(self.ties)
+        self.pair_ids, last_pair = pop(self.pair_ids)
         counts = self.counts
         ties = self.ties
         pair_ids = self.pair_ids
-        last_count = counts.pop()
-        last_tie = ties.pop()
-        last_pair = pair_ids.pop()
-        size = len(pair_ids)
+        size: i64 = len(pair_ids)
         if size == 0:
             return
-        parent = 0
+        parent: i64 = 0
         while True:
             child = 2 * parent + 1
             if child >= size:
                 break
             right = child + 1
             if right < size and (
-                counts[right] > counts[child]
-                or (counts[right] == counts[child] and ties[right] > ties[child])
+                counts[right] > counts[child] or (counts[right] == counts[child] and ties[right] > ties[child])
             ):
                 child = right
             child_count = counts[child]

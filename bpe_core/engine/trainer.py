@@ -3,49 +3,49 @@
 All chunks live in one flat, doubly linked array of positions, so a merge rewrites only the
 positions it touches: a 10 Mbp chunk costs no more per merge than 10 M short ones with the same
 occurrences. Each position knows the id of the pair that starts there (`pair_at`), which makes
-removing a neighbouring pair an array lookup; only the two pairs a merge creates need a dict
-lookup. Each pair keeps an append-only list of positions where it was created; entries whose
-position no longer starts that pair are skipped when the pair is merged (lazy deletion), exactly
-as stale heap entries are skipped when the best pair is chosen.
+removing a neighbouring pair an array lookup; only the two pairs a merge creates need a hash
+lookup, in an integer table (`pairs.py`). Everything per position and per pair is an unboxed
+i64 vec, so the merge loop is integer arithmetic and array indexing once compiled.
 
-This module does not count chunks, read files or know what a symbol means.
+Occurrences of a pair (a, a) can overlap (`aaa`); they are merged left to right from the start
+of each run of a, as the reference trainer does. This module does not count chunks, read files or
+know what a symbol means.
 """
 
 from typing import Callable, Final
 
+from librt.vecs import append, vec
+from mypy_extensions import i64
+
 from bpe_core.engine.heap import PairHeap
+from bpe_core.engine.pairs import END, NO_PAIR, PairTable
 
 TIE_SMALLEST: Final = 0
 TIE_LARGEST: Final = 1
 TIE_RULES: Final = ("smallest", "largest")
 
-NO_PAIR: Final = -1
-DEAD: Final = -1
+DEAD: Final[i64] = -1
 PROGRESS_EVERY: Final = 64
 
 
 class Trainer:
     """Learns merges; `run` may be called once. `segments` gives the final chunk segmentation."""
 
-    alphabet_size: int
-    id_bound: int
-    max_token_length: int
-    tie_break: int
+    alphabet_size: i64
+    id_bound: i64
+    max_token_length: i64
+    tie_break: i64
     # per position (all chunks concatenated)
-    sym: list[int]
-    nxt: list[int]
-    prv: list[int]
-    weight_at: list[int]
-    pair_at: list[int]
-    chunk_starts: list[int]
-    # per pair id
-    pair_left: list[int]
-    pair_right: list[int]
-    pair_count: list[int]
-    pair_positions: list[list[int]]
-    pair_index: dict[int, int]
-    # per token id
-    token_length: list[int]
+    sym: vec[i64]
+    nxt: vec[i64]
+    prv: vec[i64]
+    weight_at: vec[i64]
+    pair_at: vec[i64]
+    chunk_starts: vec[i64]
+    pairs: PairTable
+    token_length: vec[i64]
+    touched: vec[i64]
+    step: i64
     merges: list[tuple[int, int]]
     merge_counts: list[int]
 
@@ -68,81 +68,117 @@ class Trainer:
         self.id_bound = max(max_vocab, alphabet_size) + 1
         self.max_token_length = max_token_length
         self.tie_break = tie_break
-        self.sym = []
-        self.nxt = []
-        self.prv = []
-        self.weight_at = []
-        self.pair_at = []
-        self.chunk_starts = []
-        self.pair_left = []
-        self.pair_right = []
-        self.pair_count = []
-        self.pair_positions = []
-        self.pair_index = {}
-        self.token_length = [1] * alphabet_size
+        self.sym = vec[i64]()
+        self.nxt = vec[i64]()
+        self.prv = vec[i64]()
+        self.weight_at = vec[i64]()
+        self.pair_at = vec[i64]()
+        self.chunk_starts = vec[i64]()
+        self.pairs = PairTable(self.id_bound)
+        self.token_length = vec[i64]([1] * alphabet_size)
+        self.touched = vec[i64]()
+        self.step = 0
         self.merges = []
         self.merge_counts = []
         self._link(chunks, weights)
 
     def _link(self, chunks: list[list[int]], weights: list[int]) -> None:
-        sym = self.sym
-        nxt = self.nxt
-        prv = self.prv
-        weight_at = self.weight_at
-        pair_at = self.pair_at
-        pair_count = self.pair_count
-        pair_positions = self.pair_positions
         alphabet_size = self.alphabet_size
         for chunk_index in range(len(chunks)):
             chunk = chunks[chunk_index]
-            weight = weights[chunk_index]
+            weight: i64 = weights[chunk_index]
             if weight < 0:
                 raise ValueError(f"chunk {chunk_index} has negative weight {weight}")
-            start = len(sym)
-            size = len(chunk)
-            self.chunk_starts.append(start if size > 0 else DEAD)
+            start: i64 = len(self.sym)
+            size: i64 = len(chunk)
+            self.chunk_starts = append(self.chunk_starts, start if size > 0 else DEAD)
             for offset in range(size):
-                symbol = chunk[offset]
+                symbol: i64 = chunk[offset]
                 if symbol < 0 or symbol >= alphabet_size:
                     raise ValueError(
                         f"chunk {chunk_index} has symbol id {symbol} outside the alphabet 0..{alphabet_size - 1}"
                     )
                 position = start + offset
-                sym.append(symbol)
-                prv.append(position - 1 if offset > 0 else DEAD)
-                nxt.append(position + 1 if offset + 1 < size else DEAD)
-                weight_at.append(weight)
-                pair_at.append(NO_PAIR)
+                self.sym = append(self.sym, symbol)
+                self.prv = append(self.prv, position - 1 if offset > 0 else DEAD)
+                self.nxt = append(self.nxt, position + 1 if offset + 1 < size else DEAD)
+                self.weight_at = append(self.weight_at, weight)
+                self.pair_at = append(self.pair_at, NO_PAIR)
             if weight == 0:
                 continue
             for offset in range(size - 1):
                 position = start + offset
-                pair_id = self._pair_id(chunk[offset], chunk[offset + 1])
-                pair_at[position] = pair_id
+                pair_id = self._pair_for(self.sym[position], self.sym[position + 1])
+                self.pair_at[position] = pair_id
                 if pair_id != NO_PAIR:
-                    pair_count[pair_id] += weight
-                    pair_positions[pair_id].append(position)
+                    self.pairs.count[pair_id] += weight
+                    self.pairs.add_occurrence(pair_id, position)
 
-    def _pair_id(self, left: int, right: int) -> int:
+    def _pair_for(self, left: i64, right: i64) -> i64:
         """The id of pair (left, right), created on first use; NO_PAIR if it may never merge."""
-        key = left * self.id_bound + right
-        pair_id = self.pair_index.get(key, NO_PAIR)
+        pair_id = self.pairs.find(left, right)
         if pair_id != NO_PAIR:
             return pair_id
         if self.max_token_length > 0:
             if self.token_length[left] + self.token_length[right] > self.max_token_length:
                 return NO_PAIR
-        pair_id = len(self.pair_left)
-        self.pair_index[key] = pair_id
-        self.pair_left.append(left)
-        self.pair_right.append(right)
-        self.pair_count.append(0)
-        self.pair_positions.append([])
-        return pair_id
+        return self.pairs.add(left, right)
 
-    def _tie(self, pair_id: int) -> int:
-        key = self.pair_left[pair_id] * self.id_bound + self.pair_right[pair_id]
+    def _tie(self, pair_id: i64) -> i64:
+        key = self.pairs.left[pair_id] * self.id_bound + self.pairs.right[pair_id]
         return -key if self.tie_break == TIE_SMALLEST else key
+
+    def _change(self, pair_id: i64, delta: i64) -> None:
+        pairs = self.pairs
+        pairs.count[pair_id] += delta
+        if pairs.stamp[pair_id] != self.step:
+            pairs.stamp[pair_id] = self.step
+            self.touched = append(self.touched, pair_id)
+
+    def _merge_at(self, position: i64, new_id: i64, merged: i64) -> None:
+        """Merge the pair starting at position into new_id, updating the neighbouring pairs."""
+        sym = self.sym
+        nxt = self.nxt
+        pair_at = self.pair_at
+        weight = self.weight_at[position]
+        second = nxt[position]
+        before = self.prv[position]
+        after = nxt[second]
+        if before != DEAD:
+            old = pair_at[before]
+            if old != NO_PAIR:
+                self._change(old, -weight)
+            created = self._pair_for(sym[before], new_id)
+            pair_at[before] = created
+            if created != NO_PAIR:
+                self._change(created, weight)
+                self.pairs.add_occurrence(created, before)
+        if after != DEAD:
+            old = pair_at[second]
+            if old != NO_PAIR:
+                self._change(old, -weight)
+            created = self._pair_for(new_id, sym[after])
+            pair_at[position] = created
+            if created != NO_PAIR:
+                self._change(created, weight)
+                self.pairs.add_occurrence(created, position)
+            self.prv[after] = position
+        else:
+            pair_at[position] = NO_PAIR
+        self.pairs.count[merged] -= weight
+        sym[position] = new_id
+        nxt[position] = after
+        sym[second] = DEAD
+        pair_at[second] = NO_PAIR
+
+    def _best_pair(self, heap: PairHeap) -> i64:
+        counts = self.pairs.count
+        while heap.size() > 0:
+            candidate = heap.top_pair()
+            if heap.top_count() == counts[candidate]:
+                return candidate
+            heap.pop()
+        return NO_PAIR
 
     def run(
         self,
@@ -153,96 +189,51 @@ class Trainer:
         """Learn up to `num_merges` merges whose count is at least `min_frequency` (and > 0)."""
         if self.alphabet_size + num_merges >= self.id_bound:
             raise ValueError("num_merges exceeds the max_vocab the trainer was built for")
-        sym = self.sym
-        nxt = self.nxt
-        prv = self.prv
-        weight_at = self.weight_at
+        pairs = self.pairs
         pair_at = self.pair_at
-        pair_count = self.pair_count
-        pair_positions = self.pair_positions
-        token_length = self.token_length
+        prv = self.prv
+        nxt = self.nxt
         heap = PairHeap()
-        for pair_id in range(len(pair_count)):
-            if pair_count[pair_id] > 0:
-                heap.push(pair_count[pair_id], self._tie(pair_id), pair_id)
-        touched_stamp: list[int] = [0] * len(pair_count)
-        touched: list[int] = []
-        threshold = max(min_frequency, 1)
+        for pair_id in range(pairs.size()):
+            if pairs.count[pair_id] > 0:
+                heap.push(pairs.count[pair_id], self._tie(pair_id), pair_id)
+        threshold: i64 = max(min_frequency, 1)
         for step in range(1, num_merges + 1):
-            best = NO_PAIR
-            while len(heap) > 0:
-                candidate = heap.top_pair()
-                if heap.top_count() == pair_count[candidate]:
-                    best = candidate
-                    break
-                heap.pop()
-            if best == NO_PAIR or pair_count[best] < threshold:
+            self.step = step
+            best = self._best_pair(heap)
+            if best == NO_PAIR or pairs.count[best] < threshold:
                 break
             heap.pop()
-            left = self.pair_left[best]
-            right = self.pair_right[best]
-            new_id = self.alphabet_size + len(self.merges)
+            left = pairs.left[best]
+            right = pairs.right[best]
+            new_id: i64 = self.alphabet_size + len(self.merges)
             self.merges.append((left, right))
-            self.merge_counts.append(pair_count[best])
-            token_length.append(token_length[left] + token_length[right])
-            positions = pair_positions[best]
-            pair_positions[best] = []
-            if left == right:
-                # overlapping occurrences (aaa) must merge left to right, as the reference does
-                positions.sort()
-            touched.clear()
-            for position in positions:
+            self.merge_counts.append(pairs.count[best])
+            self.token_length = append(self.token_length, self.token_length[left] + self.token_length[right])
+            self.touched = vec[i64]()
+            node = pairs.head[best]
+            pairs.head[best] = END
+            while node != END:
+                position = pairs.occurrence_position[node]
+                following = pairs.occurrence_next[node]
+                pairs.release_occurrence(node)
+                node = following
                 if pair_at[position] != best:
                     continue
-                weight = weight_at[position]
-                second = nxt[position]
-                before = prv[position]
-                after = nxt[second]
-                if before != DEAD:
-                    old = pair_at[before]
-                    if old != NO_PAIR:
-                        pair_count[old] -= weight
-                        if touched_stamp[old] != step:
-                            touched_stamp[old] = step
-                            touched.append(old)
-                    created = self._pair_id(sym[before], new_id)
-                    pair_at[before] = created
-                    if created != NO_PAIR:
-                        if created >= len(touched_stamp):
-                            touched_stamp.append(0)
-                        pair_count[created] += weight
-                        pair_positions[created].append(before)
-                        if touched_stamp[created] != step:
-                            touched_stamp[created] = step
-                            touched.append(created)
-                if after != DEAD:
-                    old = pair_at[second]
-                    if old != NO_PAIR:
-                        pair_count[old] -= weight
-                        if touched_stamp[old] != step:
-                            touched_stamp[old] = step
-                            touched.append(old)
-                    created = self._pair_id(new_id, sym[after])
-                    pair_at[position] = created
-                    if created != NO_PAIR:
-                        if created >= len(touched_stamp):
-                            touched_stamp.append(0)
-                        pair_count[created] += weight
-                        pair_positions[created].append(position)
-                        if touched_stamp[created] != step:
-                            touched_stamp[created] = step
-                            touched.append(created)
-                    prv[after] = position
-                else:
-                    pair_at[position] = NO_PAIR
-                pair_count[best] -= weight
-                sym[position] = new_id
-                nxt[position] = after
-                sym[second] = DEAD
-                pair_at[second] = NO_PAIR
-            pair_count[best] = 0
-            for pair_id in touched:
-                count = pair_count[pair_id]
+                if left != right:
+                    self._merge_at(position, new_id, best)
+                    continue
+                # overlapping occurrences: merge the whole run of `left` from its start
+                while prv[position] != DEAD and pair_at[prv[position]] == best:
+                    position = prv[position]
+                while position != DEAD and pair_at[position] == best:
+                    self._merge_at(position, new_id, best)
+                    position = nxt[position]
+            pairs.count[best] = 0
+            touched = self.touched
+            for index in range(len(touched)):
+                pair_id = touched[index]
+                count = pairs.count[pair_id]
                 if count > 0 and pair_id != best:
                     heap.push(count, self._tie(pair_id), pair_id)
             if progress is not None and step % PROGRESS_EVERY == 0:
@@ -254,9 +245,9 @@ class Trainer:
     def segments(self) -> list[list[int]]:
         """Each chunk as the token ids it holds now, in input order."""
         result: list[list[int]] = []
-        for start in self.chunk_starts:
+        for index in range(len(self.chunk_starts)):
             tokens: list[int] = []
-            position = start
+            position = self.chunk_starts[index]
             while position != DEAD:
                 tokens.append(self.sym[position])
                 position = self.nxt[position]

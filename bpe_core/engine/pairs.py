@@ -1,0 +1,126 @@
+"""The trainer's pairs: ids, counts and where each pair was created, all in unboxed i64 vecs.
+
+A pair (left, right) gets a dense id on first sight through an open-addressing hash table of
+integers (no Python dict, so no boxed keys). Each pair has a singly linked chain of the positions
+where it was created, kept in one shared pool; a chain entry goes stale when its position stops
+starting that pair, and the trainer skips stale entries when it merges the pair. This module
+does not decide which pair to merge.
+"""
+
+from typing import Final
+
+from librt.vecs import append, vec
+from mypy_extensions import i64
+
+NO_PAIR: Final[i64] = -1
+END: Final[i64] = -1
+EMPTY: Final[i64] = -1
+
+
+def _slot(key: i64, mask: i64) -> i64:
+    # mix the high bits in, and keep the product below 2**63 so pure and compiled agree
+    mixed = (key ^ (key >> 29)) & 0x7FFFFFFF
+    return ((mixed * 2654435761) >> 7) & mask
+
+
+class PairTable:
+    """Dense pair ids with counts and occurrence chains."""
+
+    id_bound: i64
+    left: vec[i64]
+    right: vec[i64]
+    count: vec[i64]
+    head: vec[i64]
+    stamp: vec[i64]
+    occurrence_position: vec[i64]
+    occurrence_next: vec[i64]
+    free_occurrence: i64
+    slot_keys: vec[i64]
+    slot_ids: vec[i64]
+    mask: i64
+
+    def __init__(self, id_bound: i64) -> None:
+        self.id_bound = id_bound
+        self.left = vec[i64]()
+        self.right = vec[i64]()
+        self.count = vec[i64]()
+        self.head = vec[i64]()
+        self.stamp = vec[i64]()
+        self.occurrence_position = vec[i64]()
+        self.occurrence_next = vec[i64]()
+        self.free_occurrence = END
+        capacity: i64 = 1024
+        self.slot_keys = vec[i64]([EMPTY] * capacity)
+        self.slot_ids = vec[i64]([EMPTY] * capacity)
+        self.mask = capacity - 1
+
+    def size(self) -> i64:
+        return len(self.left)
+
+    def find(self, left: i64, right: i64) -> i64:
+        """The id of (left, right), or NO_PAIR if it was never added."""
+        key = left * self.id_bound + right
+        slot = _slot(key, self.mask)
+        slot_keys = self.slot_keys
+        while True:
+            stored = slot_keys[slot]
+            if stored == key:
+                return self.slot_ids[slot]
+            if stored == EMPTY:
+                return NO_PAIR
+            slot = (slot + 1) & self.mask
+
+    def add(self, left: i64, right: i64) -> i64:
+        """A new id for (left, right), which must not be in the table yet."""
+        pair_id: i64 = len(self.left)
+        if 2 * (pair_id + 1) > len(self.slot_keys):
+            self._grow()
+        key = left * self.id_bound + right
+        slot = _slot(key, self.mask)
+        slot_keys = self.slot_keys
+        while slot_keys[slot] != EMPTY:
+            slot = (slot + 1) & self.mask
+        slot_keys[slot] = key
+        self.slot_ids[slot] = pair_id
+        self.left = append(self.left, left)
+        self.right = append(self.right, right)
+        self.count = append(self.count, 0)
+        self.head = append(self.head, END)
+        self.stamp = append(self.stamp, 0)
+        return pair_id
+
+    def _grow(self) -> None:
+        old_keys = self.slot_keys
+        old_ids = self.slot_ids
+        capacity: i64 = 2 * len(old_keys)
+        self.slot_keys = vec[i64]([EMPTY] * capacity)
+        self.slot_ids = vec[i64]([EMPTY] * capacity)
+        self.mask = capacity - 1
+        slot_keys = self.slot_keys
+        slot_ids = self.slot_ids
+        for index in range(len(old_keys)):
+            key = old_keys[index]
+            if key == EMPTY:
+                continue
+            slot = _slot(key, self.mask)
+            while slot_keys[slot] != EMPTY:
+                slot = (slot + 1) & self.mask
+            slot_keys[slot] = key
+            slot_ids[slot] = old_ids[index]
+
+    def add_occurrence(self, pair_id: i64, position: i64) -> None:
+        node = self.free_occurrence
+        if node != END:
+            self.free_occurrence = self.occurrence_next[node]
+            self.occurrence_position[node] = position
+            self.occurrence_next[node] = self.head[pair_id]
+        else:
+            node = len(self.occurrence_position)
+            self.occurrence_position = append(self.occurrence_position, position)
+            self.occurrence_next = append(self.occurrence_next, self.head[pair_id])
+        self.head[pair_id] = node
+
+    def release_occurrence(self, node: i64) -> None:
+        """Return a chain entry to the pool (the caller has read it and unlinked its chain)."""
+        self.occurrence_next[node] = self.free_occurrence
+        self.free_occurrence = node
