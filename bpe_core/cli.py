@@ -1,12 +1,16 @@
-"""The `bpe` command line. Every failure on bad input is one `error: ...` line and exit status 2.
+"""The `bpe` command line. Every failure on bad input is one `error: ...` line and exit status 2,
+and no output file is created or truncated (outputs go to a temporary file, then a rename).
 
 This module parses arguments and prints; the work happens in the library.
 """
 
 import argparse
+import contextlib
+import os
 import sys
-from collections.abc import Sequence
-from typing import Any
+import tempfile
+from collections.abc import Iterator, Sequence
+from typing import IO, Any
 
 import yaml
 
@@ -15,6 +19,7 @@ from bpe_core import engine
 from bpe_core.errors import BpeError
 
 EXIT_BAD_INPUT = 2
+DTYPES = {"uint16": 2, "uint32": 4}
 
 
 def _version() -> str:
@@ -35,6 +40,39 @@ def _overrides(pairs: Sequence[str]) -> dict[str, Any]:
     return overrides
 
 
+@contextlib.contextmanager
+def _output(path: str | None, binary: bool) -> Iterator[IO[Any]]:
+    """Standard output, or a temporary file renamed to path only when everything succeeded."""
+    if path is None or path == "-":
+        stream: IO[Any] = sys.stdout.buffer if binary else sys.stdout
+        yield stream
+        stream.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        handle = tempfile.NamedTemporaryFile(
+            "wb" if binary else "w",
+            dir=directory,
+            prefix=".tmp-",
+            suffix=os.path.basename(path),
+            delete=False,
+            **({} if binary else {"encoding": "utf-8", "newline": ""}),
+        )
+    except OSError as error:
+        raise BpeError(f"cannot write {path}: {error.strerror or error}") from error
+    try:
+        with handle:
+            yield handle
+        os.replace(handle.name, path)
+    except BaseException:
+        os.unlink(handle.name)
+        raise
+
+
+def _load(path: str) -> "bpe_core.Tokenizer":
+    return bpe_core.load(path)
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     tokenizer = bpe_core.train(
         args.config, args.files or None, _overrides(args.set), workers=args.workers, progress=False if args.quiet else None
@@ -51,6 +89,130 @@ def _cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _documents(tokenizer: "bpe_core.Tokenizer", files: list[str]) -> Iterator[Any]:
+    from bpe_core.plugins import registry
+
+    reader_name = str(tokenizer.config.get("input", {}).get("reader", "text"))
+    reader = registry().reader(reader_name, {})
+    return reader.documents(files or ["-"])
+
+
+def _cmd_encode(args: argparse.Namespace) -> int:
+    tokenizer = _load(args.tokenizer)
+    if args.format == "bin" and args.dtype == "uint16" and tokenizer.vocab_size > 65536:
+        raise BpeError(f"--dtype uint16 holds ids below 65536, but the vocabulary has {tokenizer.vocab_size}; use uint32")
+    eos_id: int | None = None
+    if args.eos is not None:
+        if args.eos not in tokenizer.special_ids:
+            known = ", ".join(tokenizer.special_tokens) or "none"
+            raise BpeError(f"--eos {args.eos!r} is not a special token of {args.tokenizer} (special tokens: {known})")
+        eos_id = tokenizer.special_ids[args.eos]
+    allowed: Any = "all" if args.allow_special else frozenset()
+    disallowed: Any = () if args.ordinary else "all"
+    from bpe_core import progress as progress_bars
+
+    binary = args.format == "bin"
+    with _output(args.output, binary) as out, progress_bars.bar(
+        False if args.quiet else None, "encoding", unit="doc"
+    ) as bar:
+        for ids in tokenizer.encode_documents(_documents(tokenizer, args.files), args.workers, allowed, disallowed):
+            if eos_id is not None:
+                ids.append(eos_id)
+            if binary:
+                out.write(b"".join(token.to_bytes(DTYPES[args.dtype], "little") for token in ids))
+            elif args.format == "ids":
+                out.write(" ".join(map(str, ids)) + "\n")
+            else:
+                out.write(" ".join(tokenizer.token_text(token) for token in ids) + "\n")
+            bar.update(1)
+    return 0
+
+
+def _read_ids(args: argparse.Namespace) -> Iterator[list[int]]:
+    source = args.file or "-"
+    if args.format == "bin":
+        width = DTYPES[args.dtype]
+        try:
+            data = sys.stdin.buffer.read() if source == "-" else open(source, "rb").read()
+        except OSError as error:
+            raise BpeError(f"cannot read {source}: {error.strerror or error}") from error
+        if len(data) % width:
+            raise BpeError(f"{source}: {len(data)} bytes is not a whole number of {args.dtype} ids")
+        yield [int.from_bytes(data[index : index + width], "little") for index in range(0, len(data), width)]
+        return
+    try:
+        handle = sys.stdin if source == "-" else open(source, encoding="utf-8")
+    except OSError as error:
+        raise BpeError(f"cannot read {source}: {error.strerror or error}") from error
+    with handle:
+        for line_number, line in enumerate(handle, start=1):
+            try:
+                yield [int(token) for token in line.split()]
+            except ValueError:
+                bad = next(token for token in line.split() if not token.lstrip("-").isdigit())
+                raise BpeError(f"{source}, line {line_number}: {bad!r} is not a token id") from None
+
+
+def _cmd_decode(args: argparse.Namespace) -> int:
+    tokenizer = _load(args.tokenizer)
+    with _output(args.output, binary=False) as out:
+        for ids in _read_ids(args):
+            document = tokenizer.decode(ids)
+            if not isinstance(document, str):
+                raise BpeError(f"{args.tokenizer} decodes to {type(document).__name__}, not text; use the library")
+            out.write(document)
+    return 0
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    tokenizer = _load(args.tokenizer)
+    show = tokenizer.token_text
+    count = args.top
+    print(f"name:          {tokenizer.name}")
+    print(f"vocab size:    {tokenizer.vocab_size}")
+    sample = " ".join(tokenizer.alphabet[:16]) + (" ..." if tokenizer.alphabet_size > 16 else "")
+    print(f"alphabet:      {tokenizer.alphabet_size} base symbols: {sample}")
+    print(f"merges:        {len(tokenizer.merges)}")
+    specials = ", ".join(f"{token}={token_id}" for token, token_id in tokenizer.special_ids.items()) or "none"
+    print(f"special:       {specials} (position {tokenizer.special_position})")
+    options = tokenizer.pretokenizer.options()
+    print(f"pretokenizer:  {tokenizer.pretokenizer.name}" + (f" {options}" if options else ""))
+    if tokenizer.plugins:
+        print("plugins:       " + ", ".join(f"{name} {version}" for name, version in tokenizer.plugins.items()))
+    provenance = tokenizer.provenance
+    if provenance:
+        print(
+            f"trained on:    {provenance.get('chunks', 0):,} chunks ({provenance.get('unique_chunks', 0):,} unique), "
+            f"{provenance.get('symbols', 0):,} symbols, in {provenance.get('seconds', 0)} s"
+        )
+        for source in provenance.get("inputs", []):
+            print(f"  {source['path']}  {source['size']:,} bytes  sha256 {source['sha256'][:16]}...")
+    first_merged = tokenizer.alphabet_size + (len(tokenizer.special_tokens) if tokenizer.special_position == "start" else 0)
+    merged_ids = list(range(first_merged, first_merged + len(tokenizer.merges)))
+    longest = sorted(merged_ids, key=lambda token: (-len(tokenizer.token_symbols(token)), token))[:count]
+    print(f"longest tokens ({count}):")
+    for token in longest:
+        print(f"  {token:>7}  {len(tokenizer.token_symbols(token)):>5} symbols  {show(token)!r}")
+    print(f"last learned ({count}):")
+    for token in merged_ids[-count:]:
+        print(f"  {token:>7}  {show(token)!r}")
+    if tokenizer.merge_counts:
+        rare = sorted(range(len(tokenizer.merge_counts)), key=lambda rank: (tokenizer.merge_counts[rank], rank))[:count]
+        print(f"rarest in training ({count}; candidates for under-trained tokens):")
+        for rank in rare:
+            token = merged_ids[rank]
+            print(f"  {token:>7}  seen {tokenizer.merge_counts[rank]:>6} times  {show(token)!r}")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from bpe_core.pipeline import check_config
+
+    summary = check_config(args.config, _overrides(args.set))
+    print(f"ok: {args.config}: {summary}")
+    return 0
+
+
 def _cmd_plugins(args: argparse.Namespace) -> int:
     from bpe_core.plugins import registry
 
@@ -62,10 +224,17 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from bpe_core.demo import run_demo
+
+    run_demo()
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bpe", description="Train and apply byte-pair encoding to text, DNA and music.")
     parser.add_argument("--version", action="version", version=_version())
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     train = commands.add_parser("train", help="train a tokenizer from a YAML config")
     train.add_argument("config")
@@ -76,8 +245,43 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary")
     train.set_defaults(run=_cmd_train)
 
+    encode = commands.add_parser("encode", help="encode documents to ids")
+    encode.add_argument("-t", "--tokenizer", required=True)
+    encode.add_argument("files", nargs="*", help="input files, or - for standard input (the default)")
+    encode.add_argument("--format", choices=("ids", "tokens", "bin"), default="ids")
+    encode.add_argument("--dtype", choices=tuple(DTYPES), default="uint16", help="id width for --format bin")
+    encode.add_argument("--eos", metavar="TOKEN", help="append this special token after each document")
+    encode.add_argument("-o", "--output", help="output file (default: standard output)")
+    encode.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    special = encode.add_mutually_exclusive_group()
+    special.add_argument("--allow-special", action="store_true", help="special token strings in the text become special ids")
+    special.add_argument("--ordinary", action="store_true", help="special token strings in the text are plain text")
+    encode.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    encode.set_defaults(run=_cmd_encode)
+
+    decode = commands.add_parser("decode", help="decode ids back to documents")
+    decode.add_argument("-t", "--tokenizer", required=True)
+    decode.add_argument("file", nargs="?", help="ids file (as `bpe encode` writes it), or - for standard input")
+    decode.add_argument("--format", choices=("ids", "bin"), default="ids")
+    decode.add_argument("--dtype", choices=tuple(DTYPES), default="uint16")
+    decode.add_argument("-o", "--output", help="output file (default: standard output)")
+    decode.set_defaults(run=_cmd_decode)
+
+    inspect = commands.add_parser("inspect", help="describe a tokenizer file")
+    inspect.add_argument("tokenizer")
+    inspect.add_argument("--top", type=int, default=10, help="how many tokens to list per section")
+    inspect.set_defaults(run=_cmd_inspect)
+
+    validate = commands.add_parser("validate", help="check a config without training")
+    validate.add_argument("config")
+    validate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    validate.set_defaults(run=_cmd_validate)
+
     plugins = commands.add_parser("plugins", help="list installed plugins and their components")
     plugins.set_defaults(run=_cmd_plugins)
+
+    demo = commands.add_parser("demo", help="train and show small tokenizers on samples shipped with bpe-core")
+    demo.set_defaults(run=_cmd_demo)
     return parser
 
 
@@ -90,6 +294,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BpeError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return 0
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130

@@ -1,14 +1,26 @@
-"""Ordered parallel map over documents in worker processes (fork), for encoding batches."""
+"""Ordered, bounded parallel map in forked worker processes, for counting and encoding.
+
+The function is handed to the workers by fork (it is never pickled, so closures over a tokenizer
+are fine); only items and results cross process boundaries. At most a few items per worker are
+in flight, so a corpus of any size streams through in constant memory. This module knows nothing
+about tokenizers.
+"""
 
 import multiprocessing
-from collections.abc import Callable, Sequence
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from multiprocessing.pool import AsyncResult
 from typing import Any, TypeVar
-
-from bpe_core.counting import default_workers
 
 Result = TypeVar("Result")
 
 _worker_function: Callable[[Any], Any] | None = None
+
+
+def default_workers() -> int:
+    """The cores this process may use."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
 def _call(item: Any) -> Any:
@@ -16,16 +28,40 @@ def _call(item: Any) -> Any:
     return _worker_function(item)
 
 
-def map_in_order(function: Callable[[Any], Result], items: Sequence[Any], workers: int | None) -> list[Result]:
-    """[function(item) for item in items], spread over `workers` processes (default: all cores)."""
+def ordered_map(function: Callable[[Any], Result], items: Iterable[Any], workers: int | None = None) -> Iterator[Result]:
+    """Yield function(item) for each item, in order, computed in `workers` processes.
+
+    With one worker (or no fork on this platform) it runs in this process.
+
+    >>> list(ordered_map(len, ["a", "bb"], workers=2))
+    [1, 2]
+    """
     global _worker_function
     workers = workers or default_workers()
-    if workers <= 1 or len(items) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [function(item) for item in items]
-    _worker_function = function  # inherited by the forked workers; no pickling of the tokenizer
+    iterator = iter(items)
+    head = [item for _, item in zip(range(2), iterator)]
+    if workers <= 1 or len(head) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        for item in head:
+            yield function(item)
+        for item in iterator:
+            yield function(item)
+        return
+    if _worker_function is not None:
+        raise RuntimeError("ordered_map does not nest")
+    _worker_function = function  # inherited by the forked workers
     try:
-        with multiprocessing.get_context("fork").Pool(min(workers, len(items))) as pool:
-            chunksize = max(1, len(items) // (workers * 8))
-            return pool.map(_call, items, chunksize=chunksize)
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            pending: deque[AsyncResult[Result]] = deque()
+            for item in _chain(head, iterator):
+                pending.append(pool.apply_async(_call, (item,)))
+                if len(pending) >= 2 * workers:
+                    yield pending.popleft().get()
+            while pending:
+                yield pending.popleft().get()
     finally:
         _worker_function = None
+
+
+def _chain(head: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
+    yield from head
+    yield from rest

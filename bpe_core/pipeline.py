@@ -6,17 +6,24 @@ else moves up by S. The engine always works in unshifted ids; this module maps b
 """
 
 import os
+import re
 import time
-from collections.abc import Hashable, Iterable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
+from functools import lru_cache
+from typing import Any, Literal
 
 from bpe_core import progress as progress_bars
-from bpe_core.components import Pretokenizer, Source
+from bpe_core.components import Pretokenizer, Reader, Source, StreamedText
 from bpe_core.config import Config, load_config
-from bpe_core.counting import count_chunks
+from bpe_core.counting import count_chunks, pieces
 from bpe_core.engine import TIE_RULES, Decoder, Encoder, Trainer
 from bpe_core.errors import BpeError
+from bpe_core.parallel import ordered_map
 from bpe_core.plugins import registry
+
+BATCH = 64  # documents per task in encode_batch: amortizes inter-process traffic
 
 
 class Tokenizer:
@@ -68,11 +75,53 @@ class Tokenizer:
     def vocab_size(self) -> int:
         return self.alphabet_size + len(self._merges) + len(self.special_tokens)
 
-    def encode(self, document: Any) -> list[int]:
+    def encode(
+        self,
+        document: Any,
+        *,
+        allowed_special: AbstractSet[str] | Literal["all"] = frozenset(),
+        disallowed_special: AbstractSet[str] | Literal["all"] = "all",
+    ) -> list[int]:
         """Token ids for one document (for text, a str).
 
-        >>> tok.encode("hello")
-        [31373]
+        Special tokens follow tiktoken's safe default: text that contains a special token's
+        string is an error unless that token is in `allowed_special` (then it becomes the
+        special id) or left out of `disallowed_special` (then it is encoded as plain text).
+        Untrusted text should go through `encode_ordinary`.
+
+        >>> tok.encode("hello<|endoftext|>", allowed_special={"<|endoftext|>"})
+        [31373, 50256]
+        """
+        if not self.special_tokens or not isinstance(document, str):
+            return self._encode_chunks(self.pretokenizer.split(document))
+        allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
+        unknown = allowed - set(self.special_tokens)
+        if unknown:
+            raise BpeError(f"allowed_special names {sorted(unknown)[0]!r}, which is not a special token of this tokenizer")
+        disallowed = (set(self.special_tokens) if disallowed_special == "all" else set(disallowed_special)) - allowed
+        if disallowed:
+            found = _special_pattern(sorted(disallowed)).search(document)
+            if found is not None:
+                raise BpeError(
+                    f"the text contains the special token {found.group()!r} at character {found.start()}; "
+                    "pass allowed_special to encode it as the special token, or use encode_ordinary to treat it as text"
+                )
+        if not allowed:
+            return self._encode_chunks(self.pretokenizer.split(document))
+        ids: list[int] = []
+        start = 0
+        for match in _special_pattern(sorted(allowed)).finditer(document):
+            ids.extend(self._encode_chunks(self.pretokenizer.split(document[start : match.start()])))
+            ids.append(self.special_ids[match.group()])
+            start = match.end()
+        ids.extend(self._encode_chunks(self.pretokenizer.split(document[start:])))
+        return ids
+
+    def encode_ordinary(self, document: Any) -> list[int]:
+        """Token ids with every special token's string treated as plain text (safe for untrusted input).
+
+        >>> tok.encode_ordinary("<|endoftext|>") == tok.encode("<|endoftext|>", disallowed_special=())
+        True
         """
         return self._encode_chunks(self.pretokenizer.split(document))
 
@@ -98,9 +147,51 @@ class Tokenizer:
         >>> tok.encode_batch(["a b", "c"], workers=2) == [tok.encode("a b"), tok.encode("c")]
         True
         """
-        from bpe_core.parallel import map_in_order
+        batches = [documents[start : start + BATCH] for start in range(0, len(documents), BATCH)]
+        results: list[list[int]] = []
+        for batch_ids in ordered_map(lambda batch: [self.encode(document) for document in batch], batches, workers):
+            results.extend(batch_ids)
+        return results
 
-        return map_in_order(self.encode, documents, workers)
+    def encode_documents(
+        self,
+        documents: Iterable[Any],
+        workers: int | None = None,
+        allowed_special: AbstractSet[str] | Literal["all"] = frozenset(),
+        disallowed_special: AbstractSet[str] | Literal["all"] = "all",
+    ) -> Iterator[list[int]]:
+        """Ids for each document a reader gives, in order; streamed text is encoded piece by piece
+        (cut where no chunk can change), in `workers` processes."""
+        whole = any("\n" in token for token in self.special_tokens)  # never cut through a special token
+
+        def tagged() -> Iterator[tuple[bool, Any]]:
+            for document in documents:
+                if isinstance(document, StreamedText) and whole:
+                    yield False, "".join(document.blocks())
+                elif isinstance(document, StreamedText):
+                    for piece in pieces([document], self.pretokenizer):
+                        yield False, piece
+                else:
+                    yield False, document
+                yield True, None
+
+        def encode_piece(item: tuple[bool, Any]) -> list[int] | None:
+            end, piece = item
+            if end:
+                return None
+            return self.encode(piece, allowed_special=allowed_special, disallowed_special=disallowed_special)
+
+        current: list[int] = []
+        for ids in ordered_map(encode_piece, tagged(), workers):
+            if ids is None:
+                yield current
+                current = []
+            else:
+                current.extend(ids)
+
+    def token_text(self, token_id: int) -> str:
+        """A readable form of a token: its base labels joined (byte-level: GPT-2's byte characters)."""
+        return "".join(self.token_symbols(token_id))
 
     def decode(self, ids: Sequence[int]) -> Any:
         """The document for a sequence of ids (for text, a str; special tokens as their text)."""
@@ -153,11 +244,79 @@ class Tokenizer:
         save(self, os.fspath(path))
 
 
+@lru_cache(maxsize=64)
+def _special_pattern_cached(tokens: tuple[str, ...]) -> "re.Pattern[str]":
+    # longest first, so a token that contains another one wins
+    return re.compile("|".join(re.escape(token) for token in sorted(tokens, key=len, reverse=True)))
+
+
+def _special_pattern(tokens: list[str]) -> "re.Pattern[str]":
+    return _special_pattern_cached(tuple(tokens))
+
+
 def _resolve_paths(config: Config, files: Sequence[str | os.PathLike[str]] | None) -> list[str]:
     if files:
         return [os.fspath(path) for path in files]
     base = os.path.dirname(config.origin) if config.origin != "<dict>" else ""
     return [path if os.path.isabs(path) or path == "-" else os.path.join(base, path) for path in config.input.paths]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A validated config with its components built: everything training needs but the data."""
+
+    settings: Config
+    pretokenizer: Pretokenizer
+    reader: Reader
+    paths: list[str]
+    alphabet_size: int
+    num_merges: int
+
+
+def _plan(
+    config: str | os.PathLike[str] | dict[str, Any],
+    files: Sequence[str | os.PathLike[str]] | None,
+    overrides: dict[str, Any] | None,
+) -> _Plan:
+    settings = load_config(config, overrides)
+    plugins = registry()
+    try:
+        pretokenizer = plugins.pretokenizer(settings.pretokenizer.name, settings.pretokenizer.options)
+    except BpeError as error:
+        raise BpeError(f"{settings.origin}: pretokenizer: {error}") from None
+    try:
+        reader = plugins.reader(settings.input.reader, settings.input.options)
+    except BpeError as error:
+        raise BpeError(f"{settings.origin}: input: {error}") from None
+    paths = _resolve_paths(settings, files)
+    if not paths:
+        raise BpeError(f"{settings.origin}: input.paths: no input files (give files or set input.paths)")
+    alphabet_size = len(pretokenizer.alphabet())
+    minimum = alphabet_size + len(settings.special_tokens.tokens)
+    if settings.trainer.vocab_size < minimum:
+        raise BpeError(
+            f"{settings.origin}: trainer.vocab_size: {settings.trainer.vocab_size} is below the minimum {minimum} "
+            f"({alphabet_size} base symbols + {len(settings.special_tokens.tokens)} special tokens)"
+        )
+    return _Plan(settings, pretokenizer, reader, paths, alphabet_size, settings.trainer.vocab_size - minimum)
+
+
+def check_config(
+    config: str | os.PathLike[str] | dict[str, Any],
+    overrides: dict[str, Any] | None = None,
+    files: Sequence[str | os.PathLike[str]] | None = None,
+) -> str:
+    """Validate a config without training: keys, components and their options, vocabulary size.
+
+    Returns a one-line summary; raises BpeError naming what is wrong.
+    """
+    plan = _plan(config, files, overrides)
+    settings = plan.settings
+    return (
+        f"pretokenizer {settings.pretokenizer.name} ({plan.alphabet_size} base symbols), reader {settings.input.reader}, "
+        f"vocab {settings.trainer.vocab_size} = {plan.alphabet_size} + {plan.num_merges} merges + "
+        f"{len(settings.special_tokens.tokens)} special, {len(plan.paths)} input path(s)"
+    )
 
 
 def train(
@@ -175,21 +334,10 @@ def train(
     >>> tok = bpe_core.train("configs/gpt2-style.yaml", ["corpus.txt"], {"trainer.vocab_size": 8192})
     """
     started = time.perf_counter()
-    settings = load_config(config, overrides)
+    plan = _plan(config, files, overrides)
+    settings, pretokenizer, reader = plan.settings, plan.pretokenizer, plan.reader
+    alphabet_size, num_merges, paths = plan.alphabet_size, plan.num_merges, plan.paths
     plugins = registry()
-    pretokenizer = plugins.pretokenizer(settings.pretokenizer.name, settings.pretokenizer.options)
-    reader = plugins.reader(settings.input.reader, settings.input.options)
-    paths = _resolve_paths(settings, files)
-    if not paths:
-        raise BpeError(f"{settings.origin}: input.paths: no input files (give files or set input.paths)")
-    alphabet_size = len(pretokenizer.alphabet())
-    minimum = alphabet_size + len(settings.special_tokens.tokens)
-    if settings.trainer.vocab_size < minimum:
-        raise BpeError(
-            f"{settings.origin}: trainer.vocab_size: {settings.trainer.vocab_size} is below the minimum {minimum} "
-            f"({alphabet_size} base symbols + {len(settings.special_tokens.tokens)} special tokens)"
-        )
-    num_merges = settings.trainer.vocab_size - minimum
 
     counts = count_chunks(reader.documents(paths), pretokenizer, workers, progress)
     unique_chunks = list(counts)
