@@ -5,18 +5,16 @@ This module parses arguments and prints; the work happens in the library.
 """
 
 import argparse
-import contextlib
-import os
 import sys
-import tempfile
 from collections.abc import Iterator, Sequence
-from typing import IO, Any
+from typing import Any
 
 import yaml
 
 import bpe_core
 from bpe_core import engine
 from bpe_core.errors import BpeError
+from bpe_core.files import atomic_output
 
 EXIT_BAD_INPUT = 2
 DTYPES = {"uint16": 2, "uint32": 4}
@@ -38,35 +36,6 @@ def _overrides(pairs: Sequence[str]) -> dict[str, Any]:
         except yaml.YAMLError:
             overrides[key] = value
     return overrides
-
-
-@contextlib.contextmanager
-def _output(path: str | None, binary: bool) -> Iterator[IO[Any]]:
-    """Standard output, or a temporary file renamed to path only when everything succeeded."""
-    if path is None or path == "-":
-        stream: IO[Any] = sys.stdout.buffer if binary else sys.stdout
-        yield stream
-        stream.flush()
-        return
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        handle = tempfile.NamedTemporaryFile(
-            "wb" if binary else "w",
-            dir=directory,
-            prefix=".tmp-",
-            suffix=os.path.basename(path),
-            delete=False,
-            **({} if binary else {"encoding": "utf-8", "newline": ""}),
-        )
-    except OSError as error:
-        raise BpeError(f"cannot write {path}: {error.strerror or error}") from error
-    try:
-        with handle:
-            yield handle
-        os.replace(handle.name, path)
-    except BaseException:
-        os.unlink(handle.name)
-        raise
 
 
 def _load(path: str) -> "bpe_core.Tokenizer":
@@ -112,7 +81,7 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     from bpe_core import progress as progress_bars
 
     binary = args.format == "bin"
-    with _output(args.output, binary) as out, progress_bars.bar(
+    with atomic_output(args.output, binary) as out, progress_bars.bar(
         False if args.quiet else None, "encoding", unit="doc"
     ) as bar:
         for ids in tokenizer.encode_documents(_documents(tokenizer, args.files), args.workers, allowed, disallowed):
@@ -155,7 +124,7 @@ def _read_ids(args: argparse.Namespace) -> Iterator[list[int]]:
 
 def _cmd_decode(args: argparse.Namespace) -> int:
     tokenizer = _load(args.tokenizer)
-    with _output(args.output, binary=False) as out:
+    with atomic_output(args.output, binary=False) as out:
         for ids in _read_ids(args):
             document = tokenizer.decode(ids)
             if not isinstance(document, str):

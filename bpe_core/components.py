@@ -9,14 +9,16 @@ from typing import Any, Callable, Protocol
 
 
 class Pretokenizer(Protocol):
-    """Turns a document into chunks, a chunk into base symbol ids, and symbols back into a document.
+    """Turns a document into chunks and a chunk into base symbol ids.
 
     `alphabet` lists the base symbol labels in id order. `split` must be a pure function of the
     document, so counting can run in worker processes. `symbols` is called once per unique chunk.
+    `decoder` names the decoder that turns base symbols back into a document.
     """
 
     name: str
     byte_level: bool
+    decoder: str
 
     def options(self) -> dict[str, Any]: ...
 
@@ -31,7 +33,25 @@ class Pretokenizer(Protocol):
         changing any chunk, whatever follows it; 0 if there is none."""
         ...
 
-    def decode(self, symbols: list[int]) -> Any: ...
+
+class Decoder(Protocol):
+    """Turns base symbol ids (with the alphabet's labels) back into a document, and writes one."""
+
+    name: str
+
+    def decode(self, symbols: list[int], alphabet: list[str]) -> Any: ...
+
+    def write(self, document: Any, path: str) -> None:
+        """Write a decoded document to a file (atomically)."""
+        ...
+
+
+class Normalizer(Protocol):
+    """A text transformation applied before pretokenization, in training and in encoding alike."""
+
+    name: str
+
+    def normalize(self, text: str) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -68,3 +88,5 @@ class Reader(Protocol):
 
 PretokenizerFactory = Callable[[dict[str, Any]], Pretokenizer]
 ReaderFactory = Callable[[dict[str, Any]], Reader]
+DecoderFactory = Callable[[dict[str, Any]], Decoder]
+NormalizerFactory = Callable[[dict[str, Any]], Normalizer]

@@ -19,9 +19,19 @@ SPECIAL_POSITIONS = ("end", "start")
 
 
 @dataclass(frozen=True)
+class SampleConfig:
+    """Train on a seeded sample: a fraction of the input, or about `bytes` bytes of it."""
+
+    fraction: float | None = None
+    bytes: int | None = None
+    seed: int = 0
+
+
+@dataclass(frozen=True)
 class InputConfig:
     reader: str = "text"
     paths: tuple[str, ...] = ()
+    sample: SampleConfig | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -37,6 +47,7 @@ class TrainerConfig:
     min_frequency: int = 1
     max_token_length: int | None = None
     tie_break: str = "smallest"
+    pad_to_multiple_of: int | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,7 @@ class SpecialTokensConfig:
 class Config:
     name: str
     input: InputConfig
+    normalizers: tuple[ComponentConfig, ...]
     pretokenizer: ComponentConfig
     trainer: TrainerConfig
     special_tokens: SpecialTokensConfig
@@ -57,15 +69,22 @@ class Config:
 
     def to_dict(self) -> dict[str, Any]:
         """The config as plain data, in the YAML shape (for tokenizer files)."""
+        sample = self.input.sample
+        sample_dict = None
+        if sample is not None:
+            sample_dict = {"fraction": sample.fraction} if sample.fraction is not None else {"bytes": sample.bytes}
+            sample_dict["seed"] = sample.seed
         return {
             "name": self.name,
-            "input": {"reader": self.input.reader, "paths": list(self.input.paths), **self.input.options},
+            "input": {"reader": self.input.reader, "paths": list(self.input.paths), "sample": sample_dict, **self.input.options},
+            "normalizer": [{"name": item.name, **item.options} for item in self.normalizers],
             "pretokenizer": {"name": self.pretokenizer.name, **self.pretokenizer.options},
             "trainer": {
                 "vocab_size": self.trainer.vocab_size,
                 "min_frequency": self.trainer.min_frequency,
                 "max_token_length": self.trainer.max_token_length,
                 "tie_break": self.trainer.tie_break,
+                "pad_to_multiple_of": self.trainer.pad_to_multiple_of,
             },
             "special_tokens": {"tokens": list(self.special_tokens.tokens), "position": self.special_tokens.position},
             "output": self.output,
@@ -73,9 +92,10 @@ class Config:
 
 
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "": ("name", "input", "pretokenizer", "trainer", "special_tokens", "output"),
-    "trainer": ("vocab_size", "min_frequency", "max_token_length", "tie_break"),
+    "": ("name", "input", "normalizer", "pretokenizer", "trainer", "special_tokens", "output"),
+    "trainer": ("vocab_size", "min_frequency", "max_token_length", "tie_break", "pad_to_multiple_of"),
     "special_tokens": ("tokens", "position"),
+    "input.sample": ("fraction", "bytes", "seed"),
 }
 
 
@@ -201,7 +221,9 @@ def parse_config(raw: dict[str, Any], origin: str) -> Config:
     input_raw = dict(check.mapping(raw.get("input"), "input"))
     reader = check.string(input_raw, "reader", "input.reader", "text") or "text"
     paths = check.strings(input_raw, "paths", "input.paths")
-    input_options = {key: value for key, value in input_raw.items() if key not in ("reader", "paths")}
+    sample = _sample(check, input_raw.get("sample"))
+    input_options = {key: value for key, value in input_raw.items() if key not in ("reader", "paths", "sample")}
+    normalizers = _normalizers(check, raw.get("normalizer"))
 
     pretokenizer_raw = dict(check.mapping(raw.get("pretokenizer"), "pretokenizer"))
     if "name" not in pretokenizer_raw:
@@ -218,6 +240,7 @@ def parse_config(raw: dict[str, Any], origin: str) -> Config:
         min_frequency=check.integer(trainer_raw, "min_frequency", "trainer.min_frequency", 1, 1) or 1,
         max_token_length=check.integer(trainer_raw, "max_token_length", "trainer.max_token_length", None, 1),
         tie_break=check.choice(trainer_raw, "tie_break", "trainer.tie_break", "smallest", TIE_RULES),
+        pad_to_multiple_of=check.integer(trainer_raw, "pad_to_multiple_of", "trainer.pad_to_multiple_of", None, 1),
     )
 
     special_raw = check.mapping(raw.get("special_tokens"), "special_tokens")
@@ -233,10 +256,44 @@ def parse_config(raw: dict[str, Any], origin: str) -> Config:
 
     return Config(
         name=check.string(raw, "name", "name", None) or "tokenizer",
-        input=InputConfig(reader=reader, paths=paths, options=input_options),
+        input=InputConfig(reader=reader, paths=paths, sample=sample, options=input_options),
+        normalizers=normalizers,
         pretokenizer=ComponentConfig(pretokenizer_name, pretokenizer_options),
         trainer=trainer,
         special_tokens=special,
         output=check.string(raw, "output", "output", None),
         origin=origin,
     )
+
+
+def _sample(check: _Checker, raw: Any) -> SampleConfig | None:
+    if raw is None:
+        return None
+    raw = check.mapping(raw, "input.sample")
+    check.only_keys(raw, "input.sample")
+    if ("fraction" in raw) == ("bytes" in raw):
+        raise check.fail("input.sample", "give exactly one of fraction (0 < f <= 1) or bytes (a budget), and a seed")
+    fraction = raw.get("fraction")
+    if fraction is not None and (isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1):
+        raise check.fail("input.sample.fraction", f"expected a number with 0 < fraction <= 1, got {fraction!r}")
+    budget = check.integer(raw, "bytes", "input.sample.bytes", None, 1)
+    seed = check.integer(raw, "seed", "input.sample.seed", 0, 0)
+    return SampleConfig(fraction=None if fraction is None else float(fraction), bytes=budget, seed=seed or 0)
+
+
+def _normalizers(check: _Checker, raw: Any) -> tuple[ComponentConfig, ...]:
+    """`normalizer:` is none, a name, a mapping with a name and options, or a list of those."""
+    if raw is None or raw == "none":
+        return ()
+    items = raw if isinstance(raw, list) else [raw]
+    result = []
+    for index, item in enumerate(items):
+        path = f"normalizer[{index}]" if isinstance(raw, list) else "normalizer"
+        if isinstance(item, str):
+            if item != "none":
+                result.append(ComponentConfig(item))
+            continue
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise check.fail(path, f"expected none, a normalizer name or a mapping with a name, got {item!r}")
+        result.append(ComponentConfig(item["name"], {key: value for key, value in item.items() if key != "name"}))
+    return tuple(result)

@@ -6,8 +6,9 @@ partial counts are summed. Peak memory grows with the unique chunks, not with th
 of every chunk is ever built. This module does not train.
 """
 
+import random
 from collections import Counter
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
 
 from bpe_core import progress as progress_bars
@@ -43,20 +44,40 @@ def piece_size(piece: Any) -> int:
     return len(piece) if isinstance(piece, (str, bytes)) else 1
 
 
+def sampled(items: Iterable[Any], fraction: float, seed: int) -> Iterator[Any]:
+    """Each item kept with probability `fraction`, the same items for the same seed and input."""
+    rng = random.Random(seed)
+    for item in items:
+        if rng.random() < fraction:
+            yield item
+
+
 def count_chunks(
     documents: Iterable[Any],
     pretokenizer: Pretokenizer,
     workers: int | None = None,
     progress: bool | None = None,
+    prepare: Callable[[Any], Any] | None = None,
+    sample: tuple[float, int] | None = None,
 ) -> Counter[Hashable]:
-    """Unique chunks of all documents with how often each occurs."""
+    """Unique chunks of all documents with how often each occurs.
+
+    `prepare` (normalization) runs on each piece in the workers; `sample` = (fraction, seed)
+    keeps a seeded random subset of the pieces (whole documents, or blocks of streamed text).
+    """
 
     def count(piece: Any) -> tuple[Counter[Hashable], int]:
-        return Counter(pretokenizer.split(piece)), piece_size(piece)
+        size = piece_size(piece)
+        if prepare is not None:
+            piece = prepare(piece)
+        return Counter(pretokenizer.split(piece)), size
 
+    stream = pieces(documents, pretokenizer)
+    if sample is not None:
+        stream = sampled(stream, *sample)
     totals: Counter[Hashable] = Counter()
     with progress_bars.bar(progress, "counting chunks", unit="char", unit_scale=True) as bar:
-        for partial, size in ordered_map(count, pieces(documents, pretokenizer), workers):
+        for partial, size in ordered_map(count, stream, workers):
             totals.update(partial)
             bar.update(size)
     return totals

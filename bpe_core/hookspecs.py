@@ -8,7 +8,7 @@ declares the hooks; `bpe_core.plugins` loads and checks implementations.
 
 import pluggy
 
-from bpe_core.components import PretokenizerFactory, ReaderFactory
+from bpe_core.components import DecoderFactory, NormalizerFactory, PretokenizerFactory, ReaderFactory
 
 PROJECT = "bpe_core"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -28,3 +28,13 @@ def bpe_core_pretokenizers() -> dict[str, PretokenizerFactory]:  # type: ignore[
 @hookspec
 def bpe_core_readers() -> dict[str, ReaderFactory]:  # type: ignore[empty-body]
     """Readers (paths -> documents) this plugin provides, by name."""
+
+
+@hookspec
+def bpe_core_decoders() -> dict[str, DecoderFactory]:  # type: ignore[empty-body]
+    """Decoders (base symbols -> a document, and a document -> a file) this plugin provides, by name."""
+
+
+@hookspec
+def bpe_core_normalizers() -> dict[str, NormalizerFactory]:  # type: ignore[empty-body]
+    """Normalizers (text -> text, before pretokenization) this plugin provides, by name."""

@@ -5,19 +5,21 @@ their position is `end`; with position `start` the special tokens take ids 0..S-
 else moves up by S. The engine always works in unshifted ids; this module maps between them.
 """
 
+import codecs
 import os
 import re
 import time
-from dataclasses import dataclass
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from functools import lru_cache
+from random import Random
 from typing import Any, Literal
 
 from bpe_core import progress as progress_bars
 from bpe_core.components import Pretokenizer, Reader, Source, StreamedText
 from bpe_core.config import Config, load_config
-from bpe_core.counting import count_chunks, pieces
+from bpe_core.counting import count_chunks, piece_size, pieces
 from bpe_core.engine import TIE_RULES, Decoder, Encoder, Trainer
 from bpe_core.errors import BpeError
 from bpe_core.parallel import ordered_map
@@ -27,7 +29,7 @@ BATCH = 64  # documents per task in encode_batch: amortizes inter-process traffi
 
 
 class Tokenizer:
-    """A trained (or loaded) tokenizer.
+    """A trained (or loaded) tokenizer: normalizers, special tokens, pretokenizer, merges, decoder.
 
     >>> tok = bpe_core.load("gpt2-32k.json")
     >>> tok.decode(tok.encode("hello world"))
@@ -43,6 +45,8 @@ class Tokenizer:
         merge_counts: list[int] | None = None,
         special_tokens: Sequence[str] = (),
         special_position: str = "end",
+        normalizers: Sequence[tuple[str, dict[str, Any]]] = (),
+        padding: int = 0,
         config: dict[str, Any] | None = None,
         provenance: dict[str, Any] | None = None,
         plugins: dict[str, str] | None = None,
@@ -55,15 +59,21 @@ class Tokenizer:
         self.merge_counts = list(merge_counts) if merge_counts is not None else []
         self.special_tokens = list(special_tokens)
         self.special_position = special_position
+        self.normalizer_specs = [(normalizer, dict(options)) for normalizer, options in normalizers]
+        self.padding = padding
         self.config = config or {}
         self.provenance = provenance or {}
         self.plugins = plugins or {}
+        components = registry()
+        self.normalizers = [components.normalizer(normalizer, options) for normalizer, options in self.normalizer_specs]
+        self.decoder = components.decoder(pretokenizer.decoder, {})
         self._encoder = Encoder(self.alphabet_size, self._merges)
         self._decoder = Decoder(self.alphabet_size, self._merges)
         self._shift = len(self.special_tokens) if special_position == "start" else 0
         first_special = 0 if special_position == "start" else self.alphabet_size + len(self._merges)
         self.special_ids = {token: first_special + index for index, token in enumerate(self.special_tokens)}
         self._special_by_id = {token_id: token for token, token_id in self.special_ids.items()}
+        self.reserved_ids = range(self.vocab_size - padding, self.vocab_size)
 
     @property
     def merges(self) -> list[tuple[int, int]]:
@@ -73,7 +83,15 @@ class Tokenizer:
 
     @property
     def vocab_size(self) -> int:
-        return self.alphabet_size + len(self._merges) + len(self.special_tokens)
+        """All ids: base symbols, merged tokens, special tokens and reserved padding ids."""
+        return self.alphabet_size + len(self._merges) + len(self.special_tokens) + self.padding
+
+    def normalize(self, document: Any) -> Any:
+        """The document after the normalizers (text only; other documents pass unchanged)."""
+        if isinstance(document, str):
+            for normalizer in self.normalizers:
+                document = normalizer.normalize(document)
+        return document
 
     def encode(
         self,
@@ -81,19 +99,26 @@ class Tokenizer:
         *,
         allowed_special: AbstractSet[str] | Literal["all"] = frozenset(),
         disallowed_special: AbstractSet[str] | Literal["all"] = "all",
+        dropout: float = 0.0,
+        seed: int | None = None,
     ) -> list[int]:
         """Token ids for one document (for text, a str).
 
         Special tokens follow tiktoken's safe default: text that contains a special token's
         string is an error unless that token is in `allowed_special` (then it becomes the
         special id) or left out of `disallowed_special` (then it is encoded as plain text).
-        Untrusted text should go through `encode_ordinary`.
+        Untrusted text should go through `encode_ordinary`. Special tokens are matched before
+        normalization and pretokenization.
+
+        `dropout` > 0 applies BPE-dropout (each merge skipped with that probability), for
+        training-time augmentation; with the same `seed` the result is the same.
 
         >>> tok.encode("hello<|endoftext|>", allowed_special={"<|endoftext|>"})
         [31373, 50256]
         """
+        rng = _dropout_rng(dropout, seed)
         if not self.special_tokens or not isinstance(document, str):
-            return self._encode_chunks(self.pretokenizer.split(document))
+            return self._encode_plain(document, dropout, rng)
         allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
         unknown = allowed - set(self.special_tokens)
         if unknown:
@@ -107,26 +132,31 @@ class Tokenizer:
                     "pass allowed_special to encode it as the special token, or use encode_ordinary to treat it as text"
                 )
         if not allowed:
-            return self._encode_chunks(self.pretokenizer.split(document))
+            return self._encode_plain(document, dropout, rng)
         ids: list[int] = []
         start = 0
         for match in _special_pattern(sorted(allowed)).finditer(document):
-            ids.extend(self._encode_chunks(self.pretokenizer.split(document[start : match.start()])))
+            ids.extend(self._encode_plain(document[start : match.start()], dropout, rng))
             ids.append(self.special_ids[match.group()])
             start = match.end()
-        ids.extend(self._encode_chunks(self.pretokenizer.split(document[start:])))
+        ids.extend(self._encode_plain(document[start:], dropout, rng))
         return ids
 
-    def encode_ordinary(self, document: Any) -> list[int]:
+    def encode_ordinary(self, document: Any, *, dropout: float = 0.0, seed: int | None = None) -> list[int]:
         """Token ids with every special token's string treated as plain text (safe for untrusted input).
 
         >>> tok.encode_ordinary("<|endoftext|>") == tok.encode("<|endoftext|>", disallowed_special=())
         True
         """
-        return self._encode_chunks(self.pretokenizer.split(document))
+        return self._encode_plain(document, dropout, _dropout_rng(dropout, seed))
 
-    def _encode_chunks(self, chunks: Iterable[Hashable]) -> list[int]:
-        if self.pretokenizer.byte_level:
+    def _encode_plain(self, document: Any, dropout: float, rng: Random | None) -> list[int]:
+        chunks = self.pretokenizer.split(self.normalize(document))
+        if rng is not None:
+            ids = []
+            for chunk in chunks:
+                ids.extend(self._encoder.encode_symbols_dropout(self.pretokenizer.symbols(chunk), dropout, rng))
+        elif self.pretokenizer.byte_level:
             ids = self._encoder.encode_utf8_chunks(chunks if isinstance(chunks, list) else list(chunks))  # type: ignore[arg-type]
         else:
             ids = []
@@ -189,14 +219,14 @@ class Tokenizer:
             else:
                 current.extend(ids)
 
-    def token_text(self, token_id: int) -> str:
-        """A readable form of a token: its base labels joined (byte-level: GPT-2's byte characters)."""
-        return "".join(self.token_symbols(token_id))
-
     def decode(self, ids: Sequence[int]) -> Any:
-        """The document for a sequence of ids (for text, a str; special tokens as their text)."""
+        """The document for a sequence of ids (for text, a str; special tokens as their text).
+
+        >>> tok.decode([31373, 50256])
+        'hello<|endoftext|>'
+        """
         if not self._special_by_id:
-            return self.pretokenizer.decode(self._symbols(ids))
+            return self.decoder.decode(self._symbols(ids), self.alphabet)
         pieces: list[Any] = []
         run: list[int] = []
         for token in ids:
@@ -205,21 +235,42 @@ class Tokenizer:
                 run.append(token)
                 continue
             if run:
-                pieces.append(self.pretokenizer.decode(self._symbols(run)))
+                pieces.append(self.decoder.decode(self._symbols(run), self.alphabet))
                 run = []
             pieces.append(special)
         if run or not pieces:
-            pieces.append(self.pretokenizer.decode(self._symbols(run)))
+            pieces.append(self.decoder.decode(self._symbols(run), self.alphabet))
         return "".join(pieces) if all(isinstance(piece, str) for piece in pieces) else pieces
+
+    def decode_stream(self) -> "TextStream":
+        """An incremental decoder for generation: `push(ids)` returns the text completed so far,
+        holding back a UTF-8 character split across tokens; `flush()` returns the rest.
+
+        >>> stream = tok.decode_stream()
+        >>> "".join(stream.push([token]) for token in tok.encode("héllo")) + stream.flush()
+        'héllo'
+        """
+        if not self.pretokenizer.byte_level:
+            raise BpeError(f"decode_stream is for byte-level text tokenizers; {self.pretokenizer.name!r} is not one")
+        return TextStream(self)
 
     def _symbols(self, ids: Sequence[int]) -> list[int]:
         shift = self._shift
-        internal = [token - shift for token in ids] if shift else list(ids)
-        try:
-            return self._decoder.symbols(internal)
-        except ValueError:
-            bad = next(token for token in ids if token not in self._special_by_id and not 0 <= token - shift < self.alphabet_size + len(self._merges))
-            raise BpeError(f"token id {bad} is not in this tokenizer (vocab_size {self.vocab_size})") from None
+        bound = self.alphabet_size + len(self._merges)
+        internal = []
+        for token in ids:
+            inner = token - shift
+            if not 0 <= inner < bound or token in self._special_by_id:
+                raise BpeError(self._unknown_id(token))
+            internal.append(inner)
+        return self._decoder.symbols(internal)
+
+    def _unknown_id(self, token: int) -> str:
+        if token in self.reserved_ids:
+            return f"token id {token} is a reserved padding id (pad_to_multiple_of); it stands for no text"
+        if token in self._special_by_id:
+            return f"token id {token} is the special token {self._special_by_id[token]!r}"
+        return f"token id {token} is not in this tokenizer (vocab_size {self.vocab_size})"
 
     def token_symbols(self, token_id: int) -> tuple[str, ...]:
         """The base symbol labels a token stands for (a special token: its own text)."""
@@ -227,6 +278,10 @@ class Tokenizer:
         if special is not None:
             return (special,)
         return tuple(self.alphabet[symbol] for symbol in self._symbols([token_id]))
+
+    def token_text(self, token_id: int) -> str:
+        """A readable form of a token: its base labels joined (byte-level: GPT-2's byte characters)."""
+        return "".join(self.token_symbols(token_id))
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes a token stands for; byte-level text tokenizers only."""
@@ -242,6 +297,30 @@ class Tokenizer:
         from bpe_core.formats.native import save
 
         save(self, os.fspath(path))
+
+
+class TextStream:
+    """Incremental text decoding; see `Tokenizer.decode_stream`."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        stream = getattr(tokenizer.decoder, "stream", None)
+        if stream is None:
+            raise BpeError(f"decoder {tokenizer.decoder.name!r} cannot decode incrementally")
+        self.bytes_decoder: codecs.IncrementalDecoder = stream()
+
+    def push(self, ids: Sequence[int]) -> str:
+        data = b"".join(self.tokenizer.token_bytes(token) for token in ids)
+        return str(self.bytes_decoder.decode(data))
+
+    def flush(self) -> str:
+        return str(self.bytes_decoder.decode(b"", final=True))
+
+
+def _dropout_rng(dropout: float, seed: int | None) -> Random | None:
+    if not 0.0 <= dropout < 1.0:
+        raise BpeError(f"dropout must be in [0, 1), got {dropout}")
+    return Random(seed) if dropout > 0.0 else None
 
 
 @lru_cache(maxsize=64)
@@ -339,7 +418,29 @@ def train(
     alphabet_size, num_merges, paths = plan.alphabet_size, plan.num_merges, plan.paths
     plugins = registry()
 
-    counts = count_chunks(reader.documents(paths), pretokenizer, workers, progress)
+    normalizers = [(item.name, item.options) for item in settings.normalizers]
+    normalize = [plugins.normalizer(name, options) for name, options in normalizers]
+
+    def prepare(piece: Any) -> Any:
+        if isinstance(piece, str):
+            for normalizer in normalize:
+                piece = normalizer.normalize(piece)
+        return piece
+
+    fraction = None
+    if settings.input.sample is not None:
+        fraction = settings.input.sample.fraction
+        if fraction is None:
+            assert settings.input.sample.bytes is not None
+            fraction = _budget_fraction(plan, settings.input.sample.bytes)
+    counts = count_chunks(
+        reader.documents(paths),
+        pretokenizer,
+        workers,
+        progress,
+        prepare=prepare,
+        sample=None if fraction is None else (fraction, settings.input.sample.seed if settings.input.sample else 0),
+    )
     unique_chunks = list(counts)
     chunk_symbols = [pretokenizer.symbols(chunk) for chunk in unique_chunks]
     weights = [counts[chunk] for chunk in unique_chunks]
@@ -360,6 +461,8 @@ def train(
             bar.update(done - bar.n)
 
         trainer.run(num_merges, settings.trainer.min_frequency, advance)
+    unpadded = alphabet_size + len(trainer.merges) + len(settings.special_tokens.tokens)
+    multiple = settings.trainer.pad_to_multiple_of or 1
     sources: list[Source] = reader.sources()
     provenance = {
         "inputs": [{"path": source.path, "size": source.size, "sha256": source.sha256} for source in sources],
@@ -367,6 +470,7 @@ def train(
         "chunks": sum(weights),
         "symbols": symbol_count,
         "merges_learned": len(trainer.merges),
+        "sampled_fraction": fraction,
         "seconds": round(time.perf_counter() - started, 3),
     }
     return Tokenizer(
@@ -376,15 +480,24 @@ def train(
         merge_counts=trainer.merge_counts,
         special_tokens=settings.special_tokens.tokens,
         special_position=settings.special_tokens.position,
+        normalizers=normalizers,
+        padding=-unpadded % multiple,
         config=settings.to_dict(),
         provenance=provenance,
         plugins={
             name: version
             for name, version in plugins.plugin_versions().items()
             if name
-            in (
-                plugins.plugin_of("pretokenizer", settings.pretokenizer.name),
-                plugins.plugin_of("reader", settings.input.reader),
-            )
+            in [plugins.plugin_of("pretokenizer", settings.pretokenizer.name), plugins.plugin_of("reader", settings.input.reader)]
+            + [plugins.plugin_of("normalizer", name) for name, _ in normalizers]
         },
     )
+
+
+def _budget_fraction(plan: _Plan, budget: int) -> float:
+    """The fraction of the input that makes about `budget` bytes (one extra reading pass)."""
+    total = 0
+    reader = registry().reader(plan.settings.input.reader, plan.settings.input.options)
+    for piece in pieces(reader.documents(plan.paths), plan.pretokenizer):
+        total += len(piece.encode("utf-8", "surrogatepass")) if isinstance(piece, str) else piece_size(piece)
+    return 1.0 if total <= budget else budget / total

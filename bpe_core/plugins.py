@@ -1,8 +1,8 @@
 """The plugin manager: loads plugins from the `bpe_core` entry-point group and looks up components.
 
 Built-in plugins are found through the same entry points as third-party ones; this module never
-imports a plugin by name. Names are unique across plugins: a clash names both plugins, an unknown
-name lists the known ones and the closest match.
+imports a plugin by name. Names are unique per kind across plugins: a clash names both plugins,
+an unknown name lists the known ones and the closest match.
 """
 
 import difflib
@@ -15,11 +15,19 @@ from typing import Any, Callable
 import pluggy
 
 from bpe_core import hookspecs
-from bpe_core.components import Pretokenizer, PretokenizerFactory, Reader, ReaderFactory
+from bpe_core.components import Decoder, Normalizer, Pretokenizer, Reader
 from bpe_core.errors import BpeError
 
 BUILTIN_DISTRIBUTION = "bpe-core"
-KINDS = ("pretokenizer", "reader")
+# kind -> the hook that registers it
+HOOKS = {
+    "pretokenizer": "bpe_core_pretokenizers",
+    "reader": "bpe_core_readers",
+    "decoder": "bpe_core_decoders",
+    "normalizer": "bpe_core_normalizers",
+}
+
+Factory = Callable[[dict[str, Any]], Any]
 
 
 @dataclass(frozen=True)
@@ -37,17 +45,14 @@ class Registry:
     def __init__(self, manager: pluggy.PluginManager, plugin_dists: dict[str, tuple[str, str]]) -> None:
         self.manager = manager
         self.plugin_dists = plugin_dists
-        self.pretokenizers: dict[str, tuple[str, PretokenizerFactory]] = {}
-        self.readers: dict[str, tuple[str, ReaderFactory]] = {}
-        for kind, hook, table in (
-            ("pretokenizer", manager.hook.bpe_core_pretokenizers, self.pretokenizers),
-            ("reader", manager.hook.bpe_core_readers, self.readers),
-        ):
-            for impl in hook.get_hookimpls():
+        self.components: dict[str, dict[str, tuple[str, Factory]]] = {kind: {} for kind in HOOKS}
+        for kind, hook_name in HOOKS.items():
+            table = self.components[kind]
+            for impl in getattr(manager.hook, hook_name).get_hookimpls():
                 plugin_name = manager.get_name(impl.plugin) or "?"
                 provided = impl.function()
                 if not isinstance(provided, dict):
-                    raise BpeError(f"plugin {plugin_name!r}: {hook.name} must return a dict of name -> factory")
+                    raise BpeError(f"plugin {plugin_name!r}: {hook_name} must return a dict of name -> factory")
                 for name, factory in provided.items():
                     if name in table:
                         raise BpeError(
@@ -56,34 +61,45 @@ class Registry:
                         )
                     table[name] = (plugin_name, factory)
 
+    def names(self, kind: str) -> list[str]:
+        return sorted(self.components[kind])
+
     def plugin_of(self, kind: str, name: str) -> str:
-        table: dict[str, Any] = self.pretokenizers if kind == "pretokenizer" else self.readers
-        return str(table[name][0])
+        return self.components[kind][name][0]
 
-    def pretokenizer(self, name: str, options: dict[str, Any]) -> Pretokenizer:
-        pretokenizer: Pretokenizer = self._lookup("pretokenizer", name, self.pretokenizers)(options)
-        return pretokenizer
-
-    def reader(self, name: str, options: dict[str, Any]) -> Reader:
-        reader: Reader = self._lookup("reader", name, self.readers)(options)
-        return reader
-
-    @staticmethod
-    def _lookup(kind: str, name: str, table: dict[str, tuple[str, Callable[[dict[str, Any]], Any]]]) -> Any:
+    def build(self, kind: str, name: str, options: dict[str, Any]) -> Any:
+        """The component `name` of `kind`, built with its options."""
+        table = self.components[kind]
         if name not in table:
             known = sorted(table)
             close = difflib.get_close_matches(name, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise BpeError(f"unknown {kind} {name!r}; known: {', '.join(known) or 'none'}{hint}")
-        return table[name][1]
+        return table[name][1](options)
+
+    def pretokenizer(self, name: str, options: dict[str, Any]) -> Pretokenizer:
+        pretokenizer: Pretokenizer = self.build("pretokenizer", name, options)
+        return pretokenizer
+
+    def reader(self, name: str, options: dict[str, Any]) -> Reader:
+        reader: Reader = self.build("reader", name, options)
+        return reader
+
+    def decoder(self, name: str, options: dict[str, Any]) -> Decoder:
+        decoder: Decoder = self.build("decoder", name, options)
+        return decoder
+
+    def normalizer(self, name: str, options: dict[str, Any]) -> Normalizer:
+        normalizer: Normalizer = self.build("normalizer", name, options)
+        return normalizer
 
     def plugins(self) -> list[PluginInfo]:
         infos = []
         for plugin_name, plugin in self.manager.list_name_plugin():
             dist, version = self.plugin_dists.get(plugin_name, ("?", "?"))
             components = {
-                "pretokenizer": sorted(n for n, (p, _) in self.pretokenizers.items() if p == plugin_name),
-                "reader": sorted(n for n, (p, _) in self.readers.items() if p == plugin_name),
+                kind: sorted(name for name, (owner, _) in table.items() if owner == plugin_name)
+                for kind, table in self.components.items()
             }
             infos.append(PluginInfo(plugin_name, getattr(plugin, "__name__", "?"), dist, version, components))
         return sorted(infos, key=lambda info: info.name)

@@ -9,6 +9,7 @@ This module does not split documents into chunks or map chunks to symbols.
 """
 
 import heapq
+from random import Random
 from typing import Final
 
 NO_RANK: Final = 1 << 60
@@ -124,6 +125,29 @@ class Encoder:
             result.append(sym[position])
             position = nxt[position]
         return result
+
+    def encode_symbols_dropout(self, symbols: list[int], dropout: float, rng: Random) -> list[int]:
+        """BPE-dropout (Provilkov et al., 2020): each candidate merge is skipped with probability
+        `dropout`, trying candidates best first; the chunk is done when every candidate was
+        skipped. With dropout 0 this is exactly `encode_symbols`."""
+        parts = list(symbols)
+        while len(parts) > 1:
+            candidates: list[tuple[int, int]] = []
+            for index in range(len(parts) - 1):
+                rank = self.rank_of(parts[index], parts[index + 1])
+                if rank != NO_RANK:
+                    candidates.append((rank, index))
+            candidates.sort()
+            chosen = -1
+            for candidate in candidates:
+                if rng.random() >= dropout:
+                    chosen = candidate[1]
+                    break
+            if chosen < 0:
+                break
+            parts[chosen] = self.alphabet_size + self.rank_of(parts[chosen], parts[chosen + 1])
+            del parts[chosen + 1]
+        return parts
 
     def cached(self, chunk: object) -> list[int] | None:
         """The ids remembered for `chunk`, or None."""

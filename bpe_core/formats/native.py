@@ -7,10 +7,10 @@ training provenance. Writing is atomic. This module does not read other librarie
 
 import json
 import os
-import tempfile
 from typing import TYPE_CHECKING, Any
 
 from bpe_core.errors import BpeError
+from bpe_core.files import atomic_output
 from bpe_core.plugins import registry
 
 if TYPE_CHECKING:
@@ -20,42 +20,27 @@ FORMAT = "bpe-core"
 VERSION = 1
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write text to path through a temporary file in the same directory, then rename."""
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        handle = tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", dir=directory, prefix=".tmp-", suffix=os.path.basename(path), delete=False
-        )
-    except OSError as error:
-        raise BpeError(f"cannot write {path}: {error.strerror or error}") from error
-    try:
-        with handle:
-            handle.write(text)
-        os.replace(handle.name, path)
-    except BaseException:
-        os.unlink(handle.name)
-        raise
-
-
 def to_dict(tokenizer: "Tokenizer") -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": VERSION,
         "name": tokenizer.name,
+        "normalizers": [{"name": name, "options": options} for name, options in tokenizer.normalizer_specs],
         "pretokenizer": {"name": tokenizer.pretokenizer.name, "options": tokenizer.pretokenizer.options()},
         "plugins": tokenizer.plugins,
         "alphabet": tokenizer.alphabet,
         "merges": [list(pair) for pair in tokenizer._merges],
         "merge_counts": tokenizer.merge_counts,
         "special_tokens": {"tokens": tokenizer.special_tokens, "position": tokenizer.special_position},
+        "padding": tokenizer.padding,
         "config": tokenizer.config,
         "provenance": tokenizer.provenance,
     }
 
 
 def save(tokenizer: "Tokenizer", path: str) -> None:
-    write_atomically(path, json.dumps(to_dict(tokenizer), ensure_ascii=False, separators=(",", ":")) + "\n")
+    with atomic_output(path) as handle:
+        handle.write(json.dumps(to_dict(tokenizer), ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
 def load(path: str | os.PathLike[str]) -> "Tokenizer":
@@ -81,12 +66,14 @@ def load(path: str | os.PathLike[str]) -> "Tokenizer":
     try:
         pretokenizer_data = data["pretokenizer"]
         name = pretokenizer_data["name"]
+        normalizers = [(str(item["name"]), dict(item.get("options", {}))) for item in data.get("normalizers", [])]
         plugins = registry()
-        if name not in plugins.pretokenizers:
-            wanted = ", ".join(f"{plugin} {version}" for plugin, version in data.get("plugins", {}).items())
-            raise BpeError(
-                f"{path} needs pretokenizer {name!r}" + (f" from plugin {wanted}" if wanted else "") + ", which is not installed"
-            )
+        for kind, needed in [("pretokenizer", name)] + [("normalizer", normalizer) for normalizer, _ in normalizers]:
+            if needed not in plugins.names(kind):
+                wanted = ", ".join(f"{plugin} {version}" for plugin, version in data.get("plugins", {}).items())
+                raise BpeError(
+                    f"{path} needs {kind} {needed!r}" + (f" from plugin {wanted}" if wanted else "") + ", which is not installed"
+                )
         pretokenizer = plugins.pretokenizer(name, pretokenizer_data.get("options", {}))
         if pretokenizer.alphabet() != data["alphabet"]:
             raise BpeError(f"{path}: the alphabet differs from what pretokenizer {name!r} gives with these options")
@@ -99,6 +86,8 @@ def load(path: str | os.PathLike[str]) -> "Tokenizer":
             merge_counts=[int(count) for count in data.get("merge_counts", [])],
             special_tokens=list(special.get("tokens", [])),
             special_position=str(special.get("position", "end")),
+            normalizers=normalizers,
+            padding=int(data.get("padding", 0)),
             config=data.get("config", {}),
             provenance=data.get("provenance", {}),
             plugins=data.get("plugins", {}),

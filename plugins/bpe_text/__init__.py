@@ -1,16 +1,19 @@
 """Built-in text plugin: byte-level regex pretokenizers (gpt2, cl100k, o200k, a user's regex),
-the whitespace pretokenizer, and the `text` reader.
+the whitespace pretokenizer, the `text` and `jsonl` readers, the `text` decoder and the nfc,
+nfkc, nfd, nfkd and lowercase normalizers.
 
 Registered through the `bpe_core` entry-point group like any third-party plugin. It does not
 normalize text (that is a pipeline stage) and does not know about special tokens.
 """
 
-from typing import Any
+from typing import Any, Callable
 
-from bpe_core.components import PretokenizerFactory, ReaderFactory
+from bpe_core.components import DecoderFactory, Normalizer, NormalizerFactory, PretokenizerFactory, ReaderFactory
+from bpe_core.errors import BpeError
 from bpe_core.hookspecs import hookimpl
+from bpe_text.decoding import LowercaseNormalizer, TextDecoder, UnicodeNormalizer
 from bpe_text.pretokenizers import PATTERNS, RegexPretokenizer, WhitespacePretokenizer
-from bpe_text.readers import TextReader
+from bpe_text.readers import JsonlReader, TextReader
 
 __version__ = "0.1.0"
 
@@ -36,4 +39,28 @@ def bpe_core_pretokenizers() -> dict[str, PretokenizerFactory]:
 
 @hookimpl
 def bpe_core_readers() -> dict[str, ReaderFactory]:
-    return {"text": TextReader.from_options}
+    return {"text": TextReader.from_options, "jsonl": JsonlReader.from_options}
+
+
+@hookimpl
+def bpe_core_decoders() -> dict[str, DecoderFactory]:
+    return {"text": TextDecoder.from_options}
+
+
+def _without_options(name: str, build: Callable[[], Normalizer]) -> NormalizerFactory:
+    def factory(options: dict[str, Any]) -> Normalizer:
+        if options:
+            raise BpeError(f"normalizer {name!r} has no option {sorted(options)[0]!r}; allowed: none")
+        return build()
+
+    return factory
+
+
+@hookimpl
+def bpe_core_normalizers() -> dict[str, NormalizerFactory]:
+    factories = {
+        form.lower(): _without_options(form.lower(), lambda form=form: UnicodeNormalizer(form))  # type: ignore[misc]
+        for form in ("NFC", "NFD", "NFKC", "NFKD")
+    }
+    factories["lowercase"] = _without_options("lowercase", LowercaseNormalizer)
+    return factories

@@ -2,8 +2,7 @@
 symbols are the chunk's UTF-8 bytes, so ids 0..255 are the byte values.
 
 Lone surrogates (which Python strings may hold) are encoded with "surrogatepass", so
-`decode(encode(x)) == x` for every Python string. Decoding ids that do not form valid UTF-8
-(a model can emit any sequence) replaces the invalid bytes with U+FFFD.
+`decode(encode(x)) == x` for every Python string (the `text` decoder restores them).
 """
 
 from collections.abc import Hashable
@@ -57,6 +56,7 @@ class ByteLevel:
 
     name = "byte-level"
     byte_level = True
+    decoder = "text"
 
     def alphabet(self) -> list[str]:
         return list(BYTE_LABELS)
@@ -64,13 +64,6 @@ class ByteLevel:
     def symbols(self, chunk: Hashable) -> list[int]:
         assert isinstance(chunk, str)
         return list(chunk.encode("utf-8", "surrogatepass"))
-
-    def decode(self, symbols: list[int]) -> str:
-        data = bytes(symbols)
-        try:
-            return data.decode("utf-8", "surrogatepass")
-        except UnicodeDecodeError:
-            return data.decode("utf-8", "replace")
 
 
 class RegexPretokenizer(ByteLevel):

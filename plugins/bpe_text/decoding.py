@@ -1,0 +1,71 @@
+"""The `text` decoder: UTF-8 bytes back to a str, whole or as a stream of complete characters.
+
+Lone surrogates, which Python strings may hold, were encoded with "surrogatepass" (three bytes
+ED A0..BF 80..BF); they decode back to themselves, so `decode(encode(x)) == x` for every str.
+Any other invalid UTF-8 (a model may emit any ids) becomes U+FFFD, one per bad byte sequence as
+Python's "replace" does. The normalizers live here too: small, text-only, no state.
+"""
+
+import codecs
+import unicodedata
+from typing import Any
+
+from bpe_core.errors import BpeError
+from bpe_core.files import atomic_output
+
+ERRORS = "bpe-surrogates-else-replace"
+
+
+def _surrogates_else_replace(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    data = error.object[error.start : error.start + 3]
+    if len(data) == 3 and data[0] == 0xED and 0xA0 <= data[1] <= 0xBF and 0x80 <= data[2] <= 0xBF:
+        return chr(0xD000 | ((data[1] & 0x3F) << 6) | (data[2] & 0x3F)), error.start + 3
+    return "\ufffd", error.end
+
+
+codecs.register_error(ERRORS, _surrogates_else_replace)
+
+
+class TextDecoder:
+    """Base symbols are byte values; a document is a str."""
+
+    name = "text"
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> "TextDecoder":
+        if options:
+            raise BpeError(f"decoder 'text' has no option {sorted(options)[0]!r}; allowed: none")
+        return cls()
+
+    def decode(self, symbols: list[int], alphabet: list[str]) -> str:
+        return bytes(symbols).decode("utf-8", ERRORS)
+
+    def stream(self) -> "codecs.IncrementalDecoder":
+        """An incremental decoder: feed bytes, get text only at complete UTF-8 characters."""
+        return codecs.getincrementaldecoder("utf-8")(ERRORS)
+
+    def write(self, document: Any, path: str) -> None:
+        with atomic_output(path) as handle:
+            handle.write(document)
+
+
+class UnicodeNormalizer:
+    """Unicode normalization form NFC, NFD, NFKC or NFKD."""
+
+    def __init__(self, form: str) -> None:
+        self.name = form.lower()
+        self.form = form
+
+    def normalize(self, text: str) -> str:
+        return unicodedata.normalize(self.form, text)  # type: ignore[arg-type]
+
+
+class LowercaseNormalizer:
+    """str.lower(): lossy, so decoding gives the lower-cased text."""
+
+    name = "lowercase"
+
+    def normalize(self, text: str) -> str:
+        return text.lower()
