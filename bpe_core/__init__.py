@@ -9,7 +9,9 @@
 from importlib.metadata import PackageNotFoundError, version
 
 from bpe_core.errors import BpeError
+from bpe_core.formats.hf import from_hf
 from bpe_core.formats.native import load
+from bpe_core.formats.tiktoken import from_tiktoken
 from bpe_core.pipeline import Tokenizer, train
 
 try:
@@ -17,4 +19,4 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["BpeError", "Tokenizer", "__version__", "load", "train"]
+__all__ = ["BpeError", "Tokenizer", "__version__", "from_hf", "from_tiktoken", "load", "train"]

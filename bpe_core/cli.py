@@ -156,8 +156,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         )
         for source in provenance.get("inputs", []):
             print(f"  {source['path']}  {source['size']:,} bytes  sha256 {source['sha256'][:16]}...")
-    first_merged = tokenizer.alphabet_size + (len(tokenizer.special_tokens) if tokenizer.special_position == "start" else 0)
-    merged_ids = list(range(first_merged, first_merged + len(tokenizer.merges)))
+    merged_ids = tokenizer.merged_ids()
     longest = sorted(merged_ids, key=lambda token: (-len(tokenizer.token_symbols(token)), token))[:count]
     print(f"longest tokens ({count}):")
     for token in longest:
@@ -179,6 +178,33 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
     summary = check_config(args.config, _overrides(args.set))
     print(f"ok: {args.config}: {summary}")
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    tokenizer = _load(args.tokenizer)
+    if args.format == "hf":
+        tokenizer.to_hf(args.output)
+    else:
+        tokenizer.to_tiktoken(args.output)
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    if args.format == "hf":
+        tokenizer = bpe_core.from_hf(args.input)
+    else:
+        specials = {}
+        for pair in args.special:
+            token, sep, token_id = pair.rpartition("=")
+            if not sep or not token or not token_id.isdigit():
+                raise BpeError(f"--special expects TOKEN=ID, got {pair!r}")
+            specials[token] = int(token_id)
+        tokenizer = bpe_core.from_tiktoken(args.input, args.pattern, specials)
+    tokenizer.save(args.output)
+    unreachable = tokenizer.provenance.get("unreachable_tokens") or []
+    if unreachable:
+        print(f"note: {len(unreachable)} tokens no merge produces (kept for decoding): ids {unreachable[:10]}", file=sys.stderr)
     return 0
 
 
@@ -245,6 +271,20 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("config")
     validate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     validate.set_defaults(run=_cmd_validate)
+
+    export = commands.add_parser("export", help="write a tokenizer as Hugging Face tokenizer.json or .tiktoken")
+    export.add_argument("-t", "--tokenizer", required=True)
+    export.add_argument("--format", choices=("hf", "tiktoken"), required=True)
+    export.add_argument("-o", "--output", required=True)
+    export.set_defaults(run=_cmd_export)
+
+    import_ = commands.add_parser("import", help="read a Hugging Face tokenizer.json or a .tiktoken file")
+    import_.add_argument("input")
+    import_.add_argument("--format", choices=("hf", "tiktoken"), required=True)
+    import_.add_argument("-o", "--output", required=True, help="bpe-core tokenizer file to write")
+    import_.add_argument("--pattern", default="cl100k", help="tiktoken: gpt2, cl100k, o200k or a regex")
+    import_.add_argument("--special", action="append", default=[], metavar="TOKEN=ID", help="tiktoken: a special token")
+    import_.set_defaults(run=_cmd_import)
 
     plugins = commands.add_parser("plugins", help="list installed plugins and their components")
     plugins.set_defaults(run=_cmd_plugins)

@@ -43,14 +43,29 @@ class Tokenizer:
         pretokenizer: Pretokenizer,
         merges: list[tuple[int, int]],
         merge_counts: list[int] | None = None,
+        merge_results: list[int] | None = None,
         special_tokens: Sequence[str] = (),
         special_position: str = "end",
         normalizers: Sequence[tuple[str, dict[str, Any]]] = (),
         padding: int = 0,
+        ids: Sequence[int] | None = None,
+        special_ids: dict[str, int] | None = None,
+        orphans: dict[int, list[int]] | None = None,
+        whole_chunks: dict[bytes, int] | None = None,
         config: dict[str, Any] | None = None,
         provenance: dict[str, Any] | None = None,
         plugins: dict[str, str] | None = None,
     ) -> None:
+        """Build a tokenizer from its parts (`train`, `load` and the importers call this).
+
+        By default ids are laid out as the module docstring says. Imported vocabularies keep
+        their own ids: `ids[i]` is the id of internal token i (base symbols, then merges; -1
+        drops the symbol, as Hugging Face does with bytes missing from its vocabulary),
+        `special_ids` the id of each special token, and `orphans` maps ids that no merge
+        produces (decode only) to their base symbols. `whole_chunks` maps a byte-level chunk
+        that is a token by itself to its id, looked up before merging (tiktoken does this for
+        every chunk; Hugging Face with `ignore_merges`).
+        """
         self.name = name
         self.pretokenizer = pretokenizer
         self.alphabet: list[str] = pretokenizer.alphabet()
@@ -60,31 +75,58 @@ class Tokenizer:
         self.special_tokens = list(special_tokens)
         self.special_position = special_position
         self.normalizer_specs = [(normalizer, dict(options)) for normalizer, options in normalizers]
-        self.padding = padding
         self.config = config or {}
         self.provenance = provenance or {}
         self.plugins = plugins or {}
         components = registry()
         self.normalizers = [components.normalizer(normalizer, options) for normalizer, options in self.normalizer_specs]
         self.decoder = components.decoder(pretokenizer.decoder, {})
-        self._encoder = Encoder(self.alphabet_size, self._merges)
-        self._decoder = Decoder(self.alphabet_size, self._merges)
-        self._shift = len(self.special_tokens) if special_position == "start" else 0
-        first_special = 0 if special_position == "start" else self.alphabet_size + len(self._merges)
-        self.special_ids = {token: first_special + index for index, token in enumerate(self.special_tokens)}
+        self.merge_results = list(merge_results) if merge_results is not None else None
+        self._encoder = Encoder(self.alphabet_size, self._merges, results=self.merge_results)
+        self._decoder = Decoder(self.alphabet_size, self._merges, results=self.merge_results)
+        internal_count = self.alphabet_size + self._encoder.token_count
+        shift = len(self.special_tokens) if special_position == "start" else 0
+        if ids is None:
+            self._external = [internal + shift for internal in range(internal_count)]
+            self._mapped = shift != 0
+        else:
+            if len(ids) != internal_count:
+                raise BpeError(f"{len(ids)} ids for {internal_count} base symbols and merges")
+            self._external = list(ids)
+            self._mapped = True
+        if special_ids is None:
+            first = 0 if special_position == "start" else internal_count
+            special_ids = {token: first + index for index, token in enumerate(self.special_tokens)}
+        self.special_ids = dict(special_ids)
         self._special_by_id = {token_id: token for token, token_id in self.special_ids.items()}
-        self.reserved_ids = range(self.vocab_size - padding, self.vocab_size)
+        self._orphans = dict(orphans or {})
+        self._whole_chunks = dict(whole_chunks or {})
+        used = [*self._external, *self.special_ids.values(), *self._orphans, -1]
+        self.padding = padding
+        self.reserved_ids = range(max(used) + 1, max(used) + 1 + padding)
+        self._internal = [-1] * (max(used) + 1)
+        for internal in range(internal_count - 1, -1, -1):  # the first internal id wins for shared ids
+            if self._external[internal] >= 0:
+                self._internal[self._external[internal]] = internal
 
     @property
     def merges(self) -> list[tuple[int, int]]:
         """Merges in rank order, as (left id, right id) in this tokenizer's ids."""
-        shift = self._shift
-        return [(left + shift, right + shift) for left, right in self._merges]
+        external = self._external
+        return [(external[left], external[right]) for left, right in self._merges]
+
+    def regular_ids(self) -> list[int]:
+        """Every id that stands for base symbols (not special, not reserved), in order."""
+        return sorted({token for token in self._external if token >= 0} | set(self._orphans))
+
+    def merged_ids(self) -> list[int]:
+        """The id each merge creates, in rank order."""
+        return [self._external[result] for result in self._encoder.merge_result]
 
     @property
     def vocab_size(self) -> int:
-        """All ids: base symbols, merged tokens, special tokens and reserved padding ids."""
-        return self.alphabet_size + len(self._merges) + len(self.special_tokens) + self.padding
+        """The size of the id space: base symbols, merged tokens, special tokens and reserved padding ids."""
+        return self.reserved_ids.stop
 
     def normalize(self, document: Any) -> Any:
         """The document after the normalizers (text only; other documents pass unchanged)."""
@@ -152,12 +194,21 @@ class Tokenizer:
 
     def _encode_plain(self, document: Any, dropout: float, rng: Random | None) -> list[int]:
         chunks = self.pretokenizer.split(self.normalize(document))
+        if self._whole_chunks and rng is None:
+            ids: list[int] = []
+            for chunk in chunks:
+                whole = self._whole_chunks.get(bytes(self.pretokenizer.symbols(chunk)))
+                ids.extend([whole] if whole is not None else self._encode_chunks([chunk]))
+            return ids
+        return self._encode_chunks(chunks, dropout, rng)
+
+    def _encode_chunks(self, chunks: Iterable[Any], dropout: float = 0.0, rng: Random | None = None) -> list[int]:
         if rng is not None:
             ids = []
             for chunk in chunks:
                 ids.extend(self._encoder.encode_symbols_dropout(self.pretokenizer.symbols(chunk), dropout, rng))
         elif self.pretokenizer.byte_level:
-            ids = self._encoder.encode_utf8_chunks(chunks if isinstance(chunks, list) else list(chunks))  # type: ignore[arg-type]
+            ids = self._encoder.encode_utf8_chunks(chunks if isinstance(chunks, list) else list(chunks))
         else:
             ids = []
             for chunk in chunks:
@@ -166,9 +217,11 @@ class Tokenizer:
                     chunk_ids = self._encoder.encode_symbols(self.pretokenizer.symbols(chunk))
                     self._encoder.remember(chunk, chunk_ids)
                 ids.extend(chunk_ids)
-        if self._shift:
-            shift = self._shift
-            return [token + shift for token in ids]
+        if self._mapped:
+            external = self._external
+            ids = [external[token] for token in ids]
+            if -1 in ids:
+                ids = [token for token in ids if token >= 0]
         return ids
 
     def encode_batch(self, documents: Sequence[Any], workers: int | None = None) -> list[list[int]]:
@@ -255,15 +308,22 @@ class Tokenizer:
         return TextStream(self)
 
     def _symbols(self, ids: Sequence[int]) -> list[int]:
-        shift = self._shift
-        bound = self.alphabet_size + len(self._merges)
-        internal = []
+        internal_of = self._internal
+        symbols: list[int] = []
+        internal: list[int] = []
         for token in ids:
-            inner = token - shift
-            if not 0 <= inner < bound or token in self._special_by_id:
+            inner = internal_of[token] if 0 <= token < len(internal_of) else -1
+            if inner >= 0:
+                internal.append(inner)
+                continue
+            orphan = self._orphans.get(token)
+            if orphan is None:
                 raise BpeError(self._unknown_id(token))
-            internal.append(inner)
-        return self._decoder.symbols(internal)
+            symbols.extend(self._decoder.symbols(internal))
+            symbols.extend(orphan)
+            internal = []
+        symbols.extend(self._decoder.symbols(internal))
+        return symbols
 
     def _unknown_id(self, token: int) -> str:
         if token in self.reserved_ids:
@@ -291,6 +351,24 @@ class Tokenizer:
         if special is not None:
             return special.encode("utf-8")
         return bytes(self._symbols([token_id]))
+
+    def to_hf(self, path: str | os.PathLike[str]) -> None:
+        """Write a Hugging Face `tokenizer.json` that gives the same ids (byte-level text).
+
+        >>> tok.to_hf("tokenizer.json")
+        """
+        from bpe_core.formats.hf import to_hf
+
+        to_hf(self, path)
+
+    def to_tiktoken(self, path: str | os.PathLike[str]) -> None:
+        """Write a `.tiktoken` file (tokens and ranks; give tiktoken the pattern and special tokens).
+
+        >>> tok.to_tiktoken("mine.tiktoken")
+        """
+        from bpe_core.formats.tiktoken import to_tiktoken
+
+        to_tiktoken(self, path)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the tokenizer file (atomically: a temporary file, then a rename)."""

@@ -27,22 +27,52 @@ class Encoder:
     alphabet_size: int
     id_bound: int
     merge_rank: dict[int, int]
+    merge_result: list[int]
+    token_count: int
     cache: dict[object, list[int]]
     cache_size: int
 
-    def __init__(self, alphabet_size: int, merges: list[tuple[int, int]], cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+    def __init__(
+        self,
+        alphabet_size: int,
+        merges: list[tuple[int, int]],
+        cache_size: int = DEFAULT_CACHE_SIZE,
+        capacity: int = 0,
+        results: list[int] | None = None,
+    ) -> None:
+        """`capacity`: how many merges `add_merge` may bring the total to (default: no more).
+        `results[r]`: the id merge r creates, when it is an existing token rather than the next
+        new id (Hugging Face reuses the id when a merge makes a string it already has)."""
         self.alphabet_size = alphabet_size
-        self.id_bound = alphabet_size + len(merges) + 1
+        self.id_bound = alphabet_size + max(len(merges), capacity) + 1
         self.merge_rank = {}
-        for rank in range(len(merges)):
-            left, right = merges[rank]
-            if left < 0 or right < 0 or left >= alphabet_size + rank or right >= alphabet_size + rank:
-                raise ValueError(f"merge {rank} ({left}, {right}) uses an id that does not exist yet")
-            key = left * self.id_bound + right
-            if key not in self.merge_rank:
-                self.merge_rank[key] = rank
+        self.merge_result = []
+        self.token_count = 0
         self.cache = {}
         self.cache_size = cache_size
+        for rank in range(len(merges)):
+            self.add_merge(merges[rank][0], merges[rank][1], -1 if results is None else results[rank])
+
+    def add_merge(self, left: int, right: int, result: int = -1) -> int:
+        """Append a merge (lowest priority so far); returns the id it creates (`result`, if it
+        names an existing token, else the next new id)."""
+        rank = len(self.merge_result)
+        bound = self.alphabet_size + self.token_count
+        if left < 0 or right < 0 or left >= bound or right >= bound:
+            raise ValueError(f"merge {rank} ({left}, {right}) uses an id that does not exist yet")
+        if rank + 1 >= self.id_bound - self.alphabet_size:
+            raise ValueError("more merges than the encoder's capacity")
+        if result < 0 or result == bound:
+            result = bound
+            self.token_count += 1
+        elif result > bound:
+            raise ValueError(f"merge {rank} creates id {result}, beyond the next new id {bound}")
+        key = left * self.id_bound + right
+        if key not in self.merge_rank:
+            self.merge_rank[key] = rank
+        self.merge_result.append(result)
+        self.cache.clear()
+        return result
 
     def rank_of(self, left: int, right: int) -> int:
         return self.merge_rank.get(left * self.id_bound + right, NO_RANK)
@@ -69,7 +99,7 @@ class Encoder:
                     best_index = index
             if best_index < 0:
                 return parts
-            new_id = self.alphabet_size + best_rank
+            new_id = self.merge_result[best_rank]
             parts[best_index] = new_id
             del parts[best_index + 1]
             del ranks[best_index]
@@ -98,7 +128,7 @@ class Encoder:
             position = key - rank * size
             if rank_at[position] != rank:
                 continue
-            new_id = self.alphabet_size + rank
+            new_id = self.merge_result[rank]
             second = nxt[position]
             after = nxt[second]
             sym[position] = new_id
@@ -145,7 +175,7 @@ class Encoder:
                     break
             if chosen < 0:
                 break
-            parts[chosen] = self.alphabet_size + self.rank_of(parts[chosen], parts[chosen + 1])
+            parts[chosen] = self.merge_result[self.rank_of(parts[chosen], parts[chosen + 1])]
             del parts[chosen + 1]
         return parts
 
@@ -179,13 +209,18 @@ class Decoder:
     left: list[int]
     right: list[int]
 
-    def __init__(self, alphabet_size: int, merges: list[tuple[int, int]]) -> None:
+    def __init__(self, alphabet_size: int, merges: list[tuple[int, int]], results: list[int] | None = None) -> None:
+        """Token `alphabet_size + k` is defined by the k-th merge that creates a new id."""
         self.alphabet_size = alphabet_size
-        self.left = [pair[0] for pair in merges]
-        self.right = [pair[1] for pair in merges]
+        self.left = []
+        self.right = []
+        for rank in range(len(merges)):
+            if results is None or results[rank] == alphabet_size + len(self.left):
+                self.left.append(merges[rank][0])
+                self.right.append(merges[rank][1])
 
     def symbols(self, ids: list[int]) -> list[int]:
-        """Base symbol ids for a sequence of token ids (all ids must be below the merge bound)."""
+        """Base symbol ids for a sequence of token ids (all ids must be below the token bound)."""
         bound = self.alphabet_size + len(self.left)
         result: list[int] = []
         stack: list[int] = []
@@ -198,7 +233,7 @@ class Decoder:
                 if current < self.alphabet_size:
                     result.append(current)
                 else:
-                    rank = current - self.alphabet_size
-                    stack.append(self.right[rank])
-                    stack.append(self.left[rank])
+                    index = current - self.alphabet_size
+                    stack.append(self.right[index])
+                    stack.append(self.left[index])
         return result

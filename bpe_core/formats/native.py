@@ -21,6 +21,18 @@ VERSION = 1
 
 
 def to_dict(tokenizer: "Tokenizer") -> dict[str, Any]:
+    layout: dict[str, Any] = {}
+    shift = len(tokenizer.special_tokens) if tokenizer.special_position == "start" else 0
+    default_ids = [internal + shift for internal in range(len(tokenizer._external))]
+    if tokenizer._external != default_ids:  # an imported vocabulary keeps its own ids
+        layout = {
+            "ids": tokenizer._external,
+            "special_ids": tokenizer.special_ids,
+            "orphans": {str(token): symbols for token, symbols in tokenizer._orphans.items()},
+            "whole_chunks": [[list(chunk), token] for chunk, token in tokenizer._whole_chunks.items()],
+        }
+    if tokenizer.merge_results is not None:
+        layout["merge_results"] = tokenizer.merge_results
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -33,6 +45,7 @@ def to_dict(tokenizer: "Tokenizer") -> dict[str, Any]:
         "merge_counts": tokenizer.merge_counts,
         "special_tokens": {"tokens": tokenizer.special_tokens, "position": tokenizer.special_position},
         "padding": tokenizer.padding,
+        **layout,
         "config": tokenizer.config,
         "provenance": tokenizer.provenance,
     }
@@ -84,10 +97,17 @@ def load(path: str | os.PathLike[str]) -> "Tokenizer":
             pretokenizer=pretokenizer,
             merges=merges,
             merge_counts=[int(count) for count in data.get("merge_counts", [])],
+            merge_results=[int(result) for result in data["merge_results"]] if "merge_results" in data else None,
             special_tokens=list(special.get("tokens", [])),
             special_position=str(special.get("position", "end")),
             normalizers=normalizers,
             padding=int(data.get("padding", 0)),
+            ids=[int(token) for token in data["ids"]] if "ids" in data else None,
+            special_ids={str(token): int(token_id) for token, token_id in data["special_ids"].items()}
+            if "special_ids" in data
+            else None,
+            orphans={int(token): [int(symbol) for symbol in symbols] for token, symbols in data.get("orphans", {}).items()},
+            whole_chunks={bytes(chunk): int(token) for chunk, token in data.get("whole_chunks", [])},
             config=data.get("config", {}),
             provenance=data.get("provenance", {}),
             plugins=data.get("plugins", {}),

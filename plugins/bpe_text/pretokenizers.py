@@ -69,22 +69,25 @@ class ByteLevel:
 class RegexPretokenizer(ByteLevel):
     """Chunks are the matches of a regex (the `regex` package's syntax), found left to right.
 
-    Text the pattern does not match is dropped, as in tiktoken and rustbpe; every built-in
-    pattern matches every character.
+    Text the pattern does not match is dropped, as in tiktoken and rustbpe, unless the option
+    `unmatched: keep` makes each unmatched stretch a chunk of its own (Hugging Face's `Split`
+    with behavior `Isolated`). Every built-in pattern matches every character. Empty matches
+    make no chunk.
     """
 
-    def __init__(self, name: str, pattern: str) -> None:
+    def __init__(self, name: str, pattern: str, keep_unmatched: bool = False) -> None:
         self.name = name
         self.pattern = pattern
+        self.keep_unmatched = keep_unmatched
         try:
             self.compiled = regex.compile(pattern)
         except regex.error as error:
             raise BpeError(f"pretokenizer.pattern is not a valid regex: {error}: {pattern!r}") from error
-        self.cuts_safely = pattern in PATTERNS.values()
+        self.builtin = pattern in PATTERNS.values()
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any], fixed_pattern: str | None) -> "RegexPretokenizer":
-        allowed = set() if fixed_pattern is not None else {"pattern"}
+        allowed = set() if fixed_pattern is not None else {"pattern", "unmatched"}
         unknown = sorted(set(options) - allowed)
         if unknown:
             raise BpeError(
@@ -95,23 +98,42 @@ class RegexPretokenizer(ByteLevel):
         pattern = options.get("pattern")
         if not isinstance(pattern, str) or not pattern:
             raise BpeError("pretokenizer.pattern: the regex pretokenizer needs a non-empty pattern string")
-        return cls(name, pattern)
+        unmatched = options.get("unmatched", "drop")
+        if unmatched not in ("drop", "keep"):
+            raise BpeError(f"pretokenizer.unmatched: {unmatched!r} is not allowed; allowed: drop, keep")
+        return cls(name, pattern, unmatched == "keep")
 
-    def __getstate__(self) -> dict[str, str]:
-        return {"name": self.name, "pattern": self.pattern}
+    def __getstate__(self) -> dict[str, Any]:
+        return {"name": self.name, "pattern": self.pattern, "keep_unmatched": self.keep_unmatched}
 
-    def __setstate__(self, state: dict[str, str]) -> None:
-        self.__init__(state["name"], state["pattern"])  # type: ignore[misc]
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["name"], state["pattern"], state["keep_unmatched"])  # type: ignore[misc]
 
     def options(self) -> dict[str, Any]:
-        return {} if self.name in PATTERNS else {"pattern": self.pattern}
+        if self.name in PATTERNS:
+            return {}
+        return {"pattern": self.pattern, **({"unmatched": "keep"} if self.keep_unmatched else {})}
 
     def split(self, document: Any) -> list[str]:
-        chunks: list[str] = self.compiled.findall(document)
-        return chunks
+        if self.builtin:
+            chunks: list[str] = self.compiled.findall(document)
+            return chunks
+        if not self.keep_unmatched:
+            return [match.group() for match in self.compiled.finditer(document) if match.end() > match.start()]
+        result: list[str] = []
+        position = 0
+        for match in self.compiled.finditer(document):
+            if match.start() > position:
+                result.append(document[position : match.start()])
+            if match.end() > match.start():
+                result.append(match.group())
+            position = match.end()
+        if position < len(document):
+            result.append(document[position:])
+        return result
 
     def safe_cut(self, text: str) -> int:
-        if not self.cuts_safely:
+        if not self.builtin:
             return 0
         match = _SAFE_CUT.search(text)
         return match.start() if match is not None else 0

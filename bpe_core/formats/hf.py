@@ -1,0 +1,227 @@
+"""Hugging Face `tokenizer.json` files with a byte-level BPE model: import and export.
+
+Accepted on import: model BPE (no dropout, no subword prefix or word suffix, no byte
+fallback), pre-tokenizer `ByteLevel(use_regex=true, add_prefix_space=false)` or
+`Sequence[Split(Regex, Isolated), ByteLevel(use_regex=false)]`, normalizers NFC, NFD, NFKC,
+NFKD, Lowercase or a Sequence of them, merges as `["a","b"]` or `"a b"`, `added_tokens`,
+`ignore_merges`. Ids stay Hugging Face's. Anything else is refused with a message that says
+what, never approximated. Post-processors (BOS/EOS templates) are not applied: our ids are
+those of `encode(text, add_special_tokens=False)`; the import records that it ignored one.
+"""
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from bpe_core.errors import BpeError
+from bpe_core.files import atomic_output
+from bpe_core.formats.tiktoken import NAMED_PATTERNS, pretokenizer_for
+from bpe_core.plugins import registry
+
+if TYPE_CHECKING:
+    from bpe_core.pipeline import Tokenizer
+
+GPT2_BYTELEVEL = "gpt2"
+NORMALIZERS = {"NFC": "nfc", "NFD": "nfd", "NFKC": "nfkc", "NFKD": "nfkd", "Lowercase": "lowercase"}
+
+
+def _refuse(path: str, what: str) -> BpeError:
+    return BpeError(f"{path}: {what}; bpe-core reproduces only what it can match exactly")
+
+
+def _normalizers(path: str, spec: Any) -> list[tuple[str, dict[str, Any]]]:
+    if spec is None:
+        return []
+    kind = spec.get("type")
+    if kind == "Sequence":
+        return [item for inner in spec.get("normalizers", []) for item in _normalizers(path, inner)]
+    if kind in NORMALIZERS:
+        return [(NORMALIZERS[kind], {})]
+    raise _refuse(path, f"normalizer {kind!r} is not supported (supported: {', '.join(NORMALIZERS)}, Sequence)")
+
+
+def _byte_level(path: str, spec: dict[str, Any], use_regex: bool) -> None:
+    if spec.get("add_prefix_space", False):
+        raise _refuse(path, "ByteLevel with add_prefix_space=true is not supported")
+    if bool(spec.get("use_regex", True)) != use_regex:
+        raise _refuse(path, f"ByteLevel with use_regex={spec.get('use_regex', True)} in this position is not supported")
+
+
+def _pattern(path: str, spec: Any) -> tuple[str, bool]:
+    """(pattern or built-in name, keep unmatched text as chunks)."""
+    if spec is None:
+        raise _refuse(path, "a BPE model without a pre-tokenizer is not byte-level")
+    kind = spec.get("type")
+    if kind == "ByteLevel":
+        _byte_level(path, spec, use_regex=True)
+        return GPT2_BYTELEVEL, False
+    if kind == "Sequence":
+        parts = spec.get("pretokenizers", [])
+        if len(parts) == 2 and parts[0].get("type") == "Split" and parts[1].get("type") == "ByteLevel":
+            split = parts[0]
+            pattern = split.get("pattern", {})
+            if "Regex" not in pattern:
+                raise _refuse(path, "a Split on a plain string is not supported (only a Regex)")
+            if split.get("behavior") != "Isolated" or split.get("invert", False):
+                raise _refuse(path, f"Split with behavior {split.get('behavior')!r} (invert {split.get('invert')}) is not supported")
+            _byte_level(path, parts[1], use_regex=False)
+            return str(pattern["Regex"]), True
+    raise _refuse(path, f"pre-tokenizer {json.dumps(spec)[:200]} is not supported")
+
+
+def from_hf(path: str | os.PathLike[str]) -> "Tokenizer":
+    """A tokenizer from a Hugging Face `tokenizer.json` (byte-level BPE).
+
+    >>> tok = bpe_core.from_hf("tokenizer.json")
+    """
+    from bpe_core.pipeline import Tokenizer
+
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as error:
+        raise BpeError(f"cannot read {path}: {error.strerror or error}") from error
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise BpeError(f"{path} is not a tokenizer.json (invalid JSON: {error})") from error
+    model = data.get("model") if isinstance(data, dict) else None
+    if not isinstance(model, dict) or model.get("type", "BPE") != "BPE" or "merges" not in model:
+        kind = model.get("type") if isinstance(model, dict) else None
+        raise _refuse(path, f"model type {kind!r} is not supported (only BPE)")
+    if model.get("dropout") not in (None, 0, 0.0):
+        raise _refuse(path, "BPE dropout in the model is not supported (use encode(dropout=...))")
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key):
+            raise _refuse(path, f"model.{key} {model[key]!r} is not supported")
+    if model.get("byte_fallback"):
+        raise _refuse(path, "byte_fallback is not supported")
+    pattern, keep_unmatched = _pattern(path, data.get("pre_tokenizer"))
+    if pattern in NAMED_PATTERNS:
+        pretokenizer = pretokenizer_for(pattern)
+    else:
+        named = next((name for name in NAMED_PATTERNS if pretokenizer_for(name).pattern == pattern), None)
+        pretokenizer = (
+            pretokenizer_for(named)
+            if named
+            else registry().pretokenizer("regex", {"pattern": pattern, "unmatched": "keep" if keep_unmatched else "drop"})
+        )
+    normalizers = _normalizers(path, data.get("normalizer"))
+    labels = pretokenizer.alphabet()
+    label_byte = {label: byte for byte, label in enumerate(labels)}
+    vocab: dict[str, int] = model.get("vocab", {})
+    added = {item["content"]: int(item["id"]) for item in data.get("added_tokens", [])}
+    unk = model.get("unk_token")
+    unk_id = vocab.get(unk, -1) if unk else -1
+
+    internal_of: dict[str, int] = {label: byte for byte, label in enumerate(labels)}
+    ids = [vocab.get(label, unk_id) for label in labels]
+    merges: list[tuple[int, int]] = []
+    results: list[int] = []
+    for index, merge in enumerate(model["merges"]):
+        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
+        merged = left + right
+        for part in (left, right, merged):
+            if part not in vocab:
+                raise BpeError(f"{path}: merge {index} ({left!r}, {right!r}) uses {part!r}, which is not in the vocabulary")
+        if left not in internal_of or right not in internal_of:
+            continue  # a part no merge produces: this merge can never apply
+        result = internal_of.get(merged)
+        if result is None:
+            result = len(ids)
+            internal_of[merged] = result
+            ids.append(vocab[merged])
+        merges.append((internal_of[left], internal_of[right]))
+        results.append(result)
+    orphans: dict[int, list[int]] = {}
+    for token, token_id in vocab.items():
+        if token in internal_of or token in added:
+            continue
+        if any(char not in label_byte for char in token):
+            raise _refuse(path, f"vocabulary entry {token!r} (id {token_id}) is not byte-level")
+        orphans[token_id] = [label_byte[char] for char in token]
+    whole_chunks: dict[bytes, int] = {}
+    if model.get("ignore_merges"):
+        whole_chunks = {bytes(label_byte[char] for char in token): token_id for token, token_id in vocab.items() if token not in added}
+    name = os.path.splitext(os.path.basename(path))[0]
+    provenance: dict[str, Any] = {"imported_from": {"format": "hf", "path": path}}
+    if data.get("post_processor") is not None:
+        provenance["ignored_post_processor"] = data["post_processor"].get("type")
+    return Tokenizer(
+        name=name,
+        pretokenizer=pretokenizer,
+        merges=merges,
+        merge_results=results,
+        special_tokens=list(added),
+        ids=ids,
+        special_ids=added,
+        orphans=orphans,
+        whole_chunks=whole_chunks,
+        normalizers=normalizers,
+        config={"name": name, "pretokenizer": {"name": pretokenizer.name, **pretokenizer.options()}},
+        provenance=provenance,
+    )
+
+
+def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
+    """Write a `tokenizer.json` that `tokenizers.Tokenizer.from_file` and
+    `transformers.PreTrainedTokenizerFast(tokenizer_file=...)` load, giving our ids."""
+    if not tokenizer.pretokenizer.byte_level:
+        raise BpeError(f"Hugging Face export is for byte-level text here; {tokenizer.pretokenizer.name!r} is not one")
+    labels = tokenizer.alphabet
+    vocab: dict[str, int] = {}
+    for token_id in tokenizer.regular_ids():
+        token = "".join(labels[byte] for byte in tokenizer.token_bytes(token_id))
+        if token in vocab and vocab[token] != token_id:
+            raise BpeError(f"ids {vocab[token]} and {token_id} both stand for {token!r}; a tokenizer.json cannot hold that")
+        vocab[token] = token_id
+
+    def text_of(token_id: int) -> str:
+        return "".join(labels[byte] for byte in tokenizer.token_bytes(token_id))
+
+    pattern = getattr(tokenizer.pretokenizer, "pattern", None)
+    if not isinstance(pattern, str):
+        raise BpeError(f"pretokenizer {tokenizer.pretokenizer.name!r} has no regex pattern to export")
+    added = [
+        {"id": token_id, "content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+        for token, token_id in sorted(tokenizer.special_ids.items(), key=lambda item: item[1])
+    ]
+    added += [
+        {"id": token_id, "content": f"<|reserved_{token_id}|>", "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+        for token_id in tokenizer.reserved_ids
+    ]
+    normalizer_types = {value: key for key, value in NORMALIZERS.items()}
+    normalizers = []
+    for name, _ in tokenizer.normalizer_specs:
+        if name not in normalizer_types:
+            raise BpeError(f"normalizer {name!r} has no Hugging Face equivalent")
+        normalizers.append({"type": normalizer_types[name]})
+    data = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": None if not normalizers else normalizers[0] if len(normalizers) == 1 else {"type": "Sequence", "normalizers": normalizers},
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+            ],
+        },
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": bool(tokenizer._whole_chunks),
+            "vocab": vocab,
+            "merges": [[text_of(left), text_of(right)] for left, right in tokenizer.merges],
+        },
+    }
+    with atomic_output(os.fspath(path)) as handle:
+        handle.write(json.dumps(data, ensure_ascii=False, indent=1) + "\n")

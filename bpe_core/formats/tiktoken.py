@@ -1,0 +1,126 @@
+"""tiktoken's `.tiktoken` files (one "base64-token rank" per line): import and export.
+
+Import recovers the merge list from the ranks: a token's merge is the pair its bytes end in when
+encoded with the merges of lower rank. Ids stay tiktoken's ranks, also where single bytes are
+not ranks 0-255 in byte order (cl100k_base). A token that no merge sequence produces is kept for
+decoding and for the whole-chunk lookup tiktoken does first, and reported in
+`tokenizer.provenance["unreachable_tokens"]`, never dropped. This module does not download.
+"""
+
+import base64
+import binascii
+import gzip
+import os
+from typing import TYPE_CHECKING, Any
+
+from bpe_core.engine import Encoder
+from bpe_core.errors import BpeError
+from bpe_core.files import atomic_output
+from bpe_core.plugins import registry
+
+if TYPE_CHECKING:
+    from bpe_core.pipeline import Tokenizer
+
+NAMED_PATTERNS = ("gpt2", "cl100k", "o200k")
+
+
+def read_ranks(path: str) -> dict[bytes, int]:
+    """token bytes -> rank, from a .tiktoken file (plain or .gz)."""
+    ranks: dict[bytes, int] = {}
+    try:
+        handle = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
+        with handle:
+            for line_number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                fields = line.split()
+                if len(fields) != 2:
+                    raise BpeError(f"{path}, line {line_number}: expected 'base64-token rank'")
+                try:
+                    token = base64.b64decode(fields[0], validate=True)
+                    rank = int(fields[1])
+                except (binascii.Error, ValueError):
+                    raise BpeError(f"{path}, line {line_number}: expected 'base64-token rank'") from None
+                if token in ranks:
+                    raise BpeError(f"{path}, line {line_number}: token {token!r} appears twice")
+                ranks[token] = rank
+    except OSError as error:
+        raise BpeError(f"cannot read {path}: {error.strerror or error}") from error
+    if len(set(ranks.values())) != len(ranks):
+        raise BpeError(f"{path}: two tokens share a rank")
+    return ranks
+
+
+def pretokenizer_for(pattern: str) -> Any:
+    """A built-in pattern by name, or a user regex."""
+    if pattern in NAMED_PATTERNS:
+        return registry().pretokenizer(pattern, {})
+    return registry().pretokenizer("regex", {"pattern": pattern})
+
+
+def from_tiktoken(
+    path: str | os.PathLike[str], pattern: str = "cl100k", special_tokens: dict[str, int] | None = None
+) -> "Tokenizer":
+    """A tokenizer from a `.tiktoken` file; `pattern` is gpt2, cl100k, o200k or a regex.
+
+    >>> tok = bpe_core.from_tiktoken("cl100k_base.tiktoken", "cl100k", {"<|endoftext|>": 100257})
+    """
+    from bpe_core.pipeline import Tokenizer
+
+    path = os.fspath(path)
+    ranks = read_ranks(path)
+    missing = [byte for byte in range(256) if bytes([byte]) not in ranks]
+    if missing:
+        raise BpeError(f"{path}: {len(missing)} single bytes have no rank (first: {missing[0]}); tiktoken needs all 256")
+    specials = dict(special_tokens or {})
+    clash = sorted(set(specials.values()) & set(ranks.values()))
+    if clash:
+        raise BpeError(f"special token id {clash[0]} is also the rank of a regular token in {path}")
+    encoder = Encoder(256, [], capacity=len(ranks))
+    merges: list[tuple[int, int]] = []
+    ids = [ranks[bytes([byte])] for byte in range(256)]
+    orphans: dict[int, list[int]] = {}
+    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
+        if len(token) == 1:
+            continue
+        parts = encoder.encode_symbols(list(token))
+        if len(parts) == 2:
+            encoder.add_merge(parts[0], parts[1])
+            merges.append((parts[0], parts[1]))
+            ids.append(rank)
+        else:
+            orphans[rank] = list(token)
+    name = os.path.basename(path).split(".")[0]
+    return Tokenizer(
+        name=name,
+        pretokenizer=pretokenizer_for(pattern),
+        merges=merges,
+        special_tokens=list(specials),
+        ids=ids,
+        special_ids=specials,
+        orphans=orphans,
+        whole_chunks={bytes(symbols): token for token, symbols in orphans.items()},
+        config={"name": name, "pretokenizer": {"name": pattern if pattern in NAMED_PATTERNS else "regex"}},
+        provenance={"imported_from": {"format": "tiktoken", "path": path}, "unreachable_tokens": sorted(orphans)},
+    )
+
+
+def to_tiktoken(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
+    """Write the non-special tokens as a `.tiktoken` file, rank = our id.
+
+    tiktoken merges by the rank of the merged bytes; our ids are in merge order, so ranks give
+    the same priorities. Refused for non-byte-level tokenizers and for vocabularies where two ids
+    stand for the same bytes (tiktoken keys tokens by their bytes).
+    """
+    if not tokenizer.pretokenizer.byte_level:
+        raise BpeError(f"tiktoken files hold byte-level text tokenizers; {tokenizer.pretokenizer.name!r} is not one")
+    seen: dict[bytes, int] = {}
+    lines = []
+    for token_id in tokenizer.regular_ids():
+        data = tokenizer.token_bytes(token_id)
+        if data in seen:
+            raise BpeError(f"ids {seen[data]} and {token_id} both stand for {data!r}; a tiktoken file cannot hold that")
+        seen[data] = token_id
+        lines.append(f"{base64.b64encode(data).decode('ascii')} {token_id}\n")
+    with atomic_output(os.fspath(path)) as handle:
+        handle.writelines(lines)
