@@ -5,7 +5,10 @@ import os
 
 from setuptools import setup
 
-COMPILED = sorted(path for path in glob.glob("bpe_core/engine/*.py") if not path.endswith("__init__.py"))
+# the engine, and plugins' kernel modules (never hook implementations)
+COMPILED = sorted(path for path in glob.glob("bpe_core/engine/*.py") if not path.endswith("__init__.py")) + [
+    "plugins/bpe_text/scanner.py",
+]
 
 ext_modules = []
 if os.environ.get("BPE_CORE_PURE") != "1":

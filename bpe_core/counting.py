@@ -66,10 +66,14 @@ def count_chunks(
     keeps a seeded random subset of the pieces (whole documents, or blocks of streamed text).
     """
 
+    count_fast = getattr(pretokenizer, "count", None)  # optional: counts without a list of chunks
+
     def count(piece: Any) -> tuple[Counter[Hashable], int]:
         size = piece_size(piece)
         if prepare is not None:
             piece = prepare(piece)
+        if count_fast is not None:
+            return Counter(count_fast(piece)), size
         return Counter(pretokenizer.split(piece)), size
 
     stream = pieces(documents, pretokenizer)

@@ -5,12 +5,15 @@ Lone surrogates (which Python strings may hold) are encoded with "surrogatepass"
 `decode(encode(x)) == x` for every Python string (the `text` decoder restores them).
 """
 
+from collections import Counter
 from collections.abc import Hashable
 from typing import Any
 
 import regex
 
 from bpe_core.errors import BpeError
+from bpe_text.classes import case_folds, class_table
+from bpe_text.scanner import CL100K, GPT2, O200K, Scanner
 
 PATTERNS: dict[str, str] = {
     # the original GPT-2 release (encoder.py)
@@ -29,6 +32,8 @@ PATTERNS: dict[str, str] = {
         ]
     ),
 }
+
+SCANNER_KINDS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
 
 # For the three built-in patterns no match holds a newline followed by a letter, and a match never
 # looks behind its start; when the newline also follows a non-space, the text before it ends with
@@ -84,6 +89,10 @@ class RegexPretokenizer(ByteLevel):
         except regex.error as error:
             raise BpeError(f"pretokenizer.pattern is not a valid regex: {error}: {pattern!r}") from error
         self.builtin = pattern in PATTERNS.values()
+        self.scanner: Scanner | None = None
+        if self.builtin:
+            kind = SCANNER_KINDS[next(name for name, text in PATTERNS.items() if text == pattern)]
+            self.scanner = Scanner(kind, class_table(), case_folds())
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any], fixed_pattern: str | None) -> "RegexPretokenizer":
@@ -115,6 +124,8 @@ class RegexPretokenizer(ByteLevel):
         return {"pattern": self.pattern, **({"unmatched": "keep"} if self.keep_unmatched else {})}
 
     def split(self, document: Any) -> list[str]:
+        if self.scanner is not None:
+            return self.scanner.split(document)
         if self.builtin:
             chunks: list[str] = self.compiled.findall(document)
             return chunks
@@ -131,6 +142,14 @@ class RegexPretokenizer(ByteLevel):
         if position < len(document):
             result.append(document[position:])
         return result
+
+    def count(self, document: str) -> dict[str, int]:
+        """The document's chunks with their counts (the scanner counts without a chunk list)."""
+        if self.scanner is None:
+            return dict(Counter(self.split(document)))
+        counts: dict[str, int] = {}
+        self.scanner.count(document, counts)
+        return counts
 
     def safe_cut(self, text: str) -> int:
         if not self.builtin:
