@@ -88,12 +88,12 @@ class Tokenizer:
         shift = len(self.special_tokens) if special_position == "start" else 0
         if ids is None:
             self._external = [internal + shift for internal in range(internal_count)]
-            self._mapped = shift != 0
         else:
             if len(ids) != internal_count:
                 raise BpeError(f"{len(ids)} ids for {internal_count} base symbols and merges")
             self._external = list(ids)
-            self._mapped = True
+        if self._external != list(range(internal_count)):
+            self._encoder.set_output_ids(self._external)
         if special_ids is None:
             first = 0 if special_position == "start" else internal_count
             special_ids = {token: first + index for index, token in enumerate(self.special_tokens)}
@@ -203,25 +203,21 @@ class Tokenizer:
         return self._encode_chunks(chunks, dropout, rng)
 
     def _encode_chunks(self, chunks: Iterable[Any], dropout: float = 0.0, rng: Random | None = None) -> list[int]:
+        encoder = self._encoder
         if rng is not None:
-            ids = []
+            ids: list[int] = []
             for chunk in chunks:
-                ids.extend(self._encoder.encode_symbols_dropout(self.pretokenizer.symbols(chunk), dropout, rng))
-        elif self.pretokenizer.byte_level:
-            ids = self._encoder.encode_utf8_chunks(chunks if isinstance(chunks, list) else list(chunks))
-        else:
-            ids = []
-            for chunk in chunks:
-                chunk_ids = self._encoder.cached(chunk)
-                if chunk_ids is None:
-                    chunk_ids = self._encoder.encode_symbols(self.pretokenizer.symbols(chunk))
-                    self._encoder.remember(chunk, chunk_ids)
-                ids.extend(chunk_ids)
-        if self._mapped:
-            external = self._external
-            ids = [external[token] for token in ids]
-            if -1 in ids:
-                ids = [token for token in ids if token >= 0]
+                ids.extend(encoder.to_output(encoder.encode_symbols_dropout(self.pretokenizer.symbols(chunk), dropout, rng)))
+            return ids
+        if self.pretokenizer.byte_level:
+            return encoder.encode_utf8_chunks(chunks if isinstance(chunks, list) else list(chunks))
+        ids = []
+        for chunk in chunks:
+            chunk_ids = encoder.cached(chunk)
+            if chunk_ids is None:
+                chunk_ids = encoder.to_output(encoder.encode_symbols(self.pretokenizer.symbols(chunk)))
+                encoder.remember(chunk, chunk_ids)
+            ids.extend(chunk_ids)
         return ids
 
     def encode_batch(self, documents: Sequence[Any], workers: int | None = None) -> list[list[int]]:
@@ -530,6 +526,8 @@ def train(
         alphabet_size + num_merges,
         settings.trainer.max_token_length or 0,
         TIE_RULES.index(settings.trainer.tie_break),
+        # tie_break hf: Hugging Face numbers the alphabet in code point order of its labels
+        sorted(range(alphabet_size), key=pretokenizer.alphabet().__getitem__),
     )
     symbol_count = sum(len(symbols) * weight for symbols, weight in zip(chunk_symbols, weights))
     del chunk_symbols

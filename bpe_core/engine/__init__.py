@@ -7,7 +7,7 @@ import sys
 
 from bpe_core.engine.alphabet import Alphabet
 from bpe_core.engine.encoder import Decoder, Encoder
-from bpe_core.engine.trainer import TIE_LARGEST, TIE_RULES, TIE_SMALLEST, Trainer, train
+from bpe_core.engine.trainer import TIE_HF, TIE_LARGEST, TIE_RULES, TIE_SMALLEST, Trainer, train
 
 ENGINE_MODULES = ("alphabet", "encoder", "heap", "pairs", "trainer")
 
@@ -19,4 +19,4 @@ def is_compiled() -> bool:
     )
 
 
-__all__ = ["Alphabet", "Decoder", "Encoder", "TIE_LARGEST", "TIE_RULES", "TIE_SMALLEST", "Trainer", "is_compiled", "train"]
+__all__ = ["Alphabet", "Decoder", "Encoder", "TIE_HF", "TIE_LARGEST", "TIE_RULES", "TIE_SMALLEST", "Trainer", "is_compiled", "train"]

@@ -31,6 +31,7 @@ class Encoder:
     token_count: int
     cache: dict[object, list[int]]
     cache_size: int
+    output_ids: list[int]
 
     def __init__(
         self,
@@ -50,6 +51,7 @@ class Encoder:
         self.token_count = 0
         self.cache = {}
         self.cache_size = cache_size
+        self.output_ids = []
         for rank in range(len(merges)):
             self.add_merge(merges[rank][0], merges[rank][1], -1 if results is None else results[rank])
 
@@ -179,6 +181,24 @@ class Encoder:
             del parts[chosen + 1]
         return parts
 
+    def set_output_ids(self, output_ids: list[int]) -> None:
+        """Make the cached encoders return `output_ids[token]` instead of token (a tokenizer's own
+        id layout); -1 drops the token. An empty list means ids as they are."""
+        self.output_ids = list(output_ids)
+        self.cache.clear()
+
+    def to_output(self, ids: list[int]) -> list[int]:
+        """ids in the output layout (see set_output_ids)."""
+        if len(self.output_ids) == 0:
+            return ids
+        output_ids = self.output_ids
+        result: list[int] = []
+        for token in ids:
+            mapped = output_ids[token]
+            if mapped >= 0:
+                result.append(mapped)
+        return result
+
     def cached(self, chunk: object) -> list[int] | None:
         """The ids remembered for `chunk`, or None."""
         return self.cache.get(chunk)
@@ -190,13 +210,14 @@ class Encoder:
         self.cache[chunk] = ids
 
     def encode_utf8_chunks(self, chunks: list[str]) -> list[int]:
-        """Ids for text chunks over a byte alphabet (symbol id = byte value), with the cache."""
+        """Ids (in the output layout) for text chunks over a byte alphabet (symbol id = byte
+        value), with the cache."""
         result: list[int] = []
         cache = self.cache
         for chunk in chunks:
             ids = cache.get(chunk)
             if ids is None:
-                ids = self.encode_symbols(list(chunk.encode("utf-8", "surrogatepass")))
+                ids = self.to_output(self.encode_symbols(list(chunk.encode("utf-8", "surrogatepass"))))
                 self.remember(chunk, ids)
             result.extend(ids)
         return result

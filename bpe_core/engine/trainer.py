@@ -22,7 +22,8 @@ from bpe_core.engine.pairs import END, NO_PAIR, PairTable
 
 TIE_SMALLEST: Final = 0
 TIE_LARGEST: Final = 1
-TIE_RULES: Final = ("smallest", "largest")
+TIE_HF: Final = 2
+TIE_RULES: Final = ("smallest", "largest", "hf")
 
 DEAD: Final[i64] = -1
 PROGRESS_EVERY: Final = 64
@@ -35,6 +36,7 @@ class Trainer:
     id_bound: i64
     max_token_length: i64
     tie_break: i64
+    tie_rank: vec[i64]
     # per position (all chunks concatenated)
     sym: vec[i64]
     nxt: vec[i64]
@@ -57,17 +59,26 @@ class Trainer:
         max_vocab: int,
         max_token_length: int = 0,
         tie_break: int = TIE_SMALLEST,
+        symbol_order: list[int] | None = None,
     ) -> None:
+        """`symbol_order` (for tie_break hf): the base symbols' ids in the order Hugging Face
+        gives them (its alphabet sorted by code point); ties go to the smallest pair in that order."""
         if alphabet_size < 1:
             raise ValueError("alphabet_size must be at least 1")
         if len(chunks) != len(weights):
             raise ValueError(f"{len(chunks)} chunks but {len(weights)} weights")
-        if tie_break != TIE_SMALLEST and tie_break != TIE_LARGEST:
+        if tie_break != TIE_SMALLEST and tie_break != TIE_LARGEST and tie_break != TIE_HF:
             raise ValueError(f"unknown tie_break {tie_break}")
+        order = symbol_order if symbol_order is not None else list(range(alphabet_size))
+        if sorted(order) != list(range(alphabet_size)):
+            raise ValueError("symbol_order must list every base symbol id once")
         self.alphabet_size = alphabet_size
         self.id_bound = max(max_vocab, alphabet_size) + 1
         self.max_token_length = max_token_length
         self.tie_break = tie_break
+        self.tie_rank = vec[i64]([0] * alphabet_size)
+        for position in range(alphabet_size):
+            self.tie_rank[order[position]] = position
         self.sym = vec[i64]()
         self.nxt = vec[i64]()
         self.prv = vec[i64]()
@@ -125,8 +136,16 @@ class Trainer:
         return self.pairs.add(left, right)
 
     def _tie(self, pair_id: i64) -> i64:
-        key = self.pairs.left[pair_id] * self.id_bound + self.pairs.right[pair_id]
-        return -key if self.tie_break == TIE_SMALLEST else key
+        left = self.pairs.left[pair_id]
+        right = self.pairs.right[pair_id]
+        if self.tie_break == TIE_HF:
+            # Hugging Face numbers its alphabet by code point, merged tokens in merge order
+            if left < self.alphabet_size:
+                left = self.tie_rank[left]
+            if right < self.alphabet_size:
+                right = self.tie_rank[right]
+        key = left * self.id_bound + right
+        return key if self.tie_break == TIE_LARGEST else -key
 
     def _change(self, pair_id: i64, delta: i64) -> None:
         pairs = self.pairs
@@ -264,6 +283,7 @@ def train(
     max_token_length: int = 0,
     tie_break: int = TIE_SMALLEST,
     progress: Callable[[int], None] | None = None,
+    symbol_order: list[int] | None = None,
 ) -> Trainer:
     """Train and return the finished Trainer (its `merges`, `merge_counts` and `segments()`).
 
@@ -271,6 +291,6 @@ def train(
     >>> t.merges
     [(0, 1)]
     """
-    trainer = Trainer(alphabet_size, chunks, weights, alphabet_size + num_merges, max_token_length, tie_break)
+    trainer = Trainer(alphabet_size, chunks, weights, alphabet_size + num_merges, max_token_length, tie_break, symbol_order)
     trainer.run(num_merges, min_frequency, progress)
     return trainer
