@@ -1,12 +1,16 @@
-"""Writing files so that a failure never leaves a truncated or half-written output behind."""
+"""Files for readers and writers: expanding input paths, provenance of inputs, and writing
+outputs so that a failure never leaves a truncated or half-written file behind."""
 
 import contextlib
+import glob
+import hashlib
 import os
 import sys
 import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
 
+from bpe_core.components import Source
 from bpe_core.errors import BpeError
 
 
@@ -38,3 +42,38 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
     except BaseException:
         os.unlink(handle.name)
         raise
+
+
+def expand_paths(paths: list[str], suffixes: tuple[str, ...] = ()) -> list[str]:
+    """Files named by paths, globs and directories, in a stable order; `-` stays as is."""
+    files: list[str] = []
+    for path in paths:
+        if path == "-":
+            files.append(path)
+        elif os.path.isdir(path):
+            found: list[str] = []
+            for root, _, names in os.walk(path):
+                found.extend(os.path.join(root, name) for name in names if not suffixes or name.endswith(suffixes))
+            if not found:
+                raise BpeError(f"directory {path} holds no input files")
+            files.extend(sorted(found))
+        elif os.path.isfile(path):
+            files.append(path)
+        elif glob.has_magic(path):
+            matches = sorted(match for match in glob.glob(path, recursive=True) if os.path.isfile(match))
+            if not matches:
+                raise BpeError(f"no files match {path}")
+            files.extend(matches)
+        else:
+            raise BpeError(f"input file {path} does not exist")
+    return files
+
+
+def file_source(path: str) -> Source:
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+            size += len(block)
+    return Source(path, size, digest.hexdigest())

@@ -80,7 +80,8 @@ class Tokenizer:
         self.plugins = plugins or {}
         components = registry()
         self.normalizers = [components.normalizer(normalizer, options) for normalizer, options in self.normalizer_specs]
-        self.decoder = components.decoder(pretokenizer.decoder, {})
+        decoder_options = getattr(pretokenizer, "decoder_options", None)
+        self.decoder = components.decoder(pretokenizer.decoder, decoder_options() if decoder_options else {})
         self.merge_results = list(merge_results) if merge_results is not None else None
         self._encoder = Encoder(self.alphabet_size, self._merges, results=self.merge_results)
         self._decoder = Decoder(self.alphabet_size, self._merges, results=self.merge_results)

@@ -12,9 +12,16 @@ import heapq
 from random import Random
 from typing import Final
 
+from bpe_core.engine.trainer import Trainer
+
 NO_RANK: Final = 1 << 60
 LONG_CHUNK: Final = 96
+SWEEP_CHUNK: Final = 4096
 DEFAULT_CACHE_SIZE: Final = 1 << 18
+
+
+def _by_rank(item: tuple[int, int]) -> int:
+    return item[1]
 
 
 class Encoder:
@@ -81,9 +88,27 @@ class Encoder:
 
     def encode_symbols(self, symbols: list[int]) -> list[int]:
         """Token ids for one chunk given as base symbol ids."""
+        if len(symbols) >= SWEEP_CHUNK and self._fresh_results():
+            return self._encode_sweep(symbols)
         if len(symbols) >= LONG_CHUNK:
             return self._encode_long(symbols)
         return self._encode_short(symbols)
+
+    def _fresh_results(self) -> bool:
+        """Whether every merge creates a new id (then rank order equals merge order)."""
+        return self.token_count == len(self.merge_result)
+
+    def _encode_sweep(self, symbols: list[int]) -> list[int]:
+        """A very long chunk: apply the merges in rank order over linked positions, as training
+        does, instead of a heap over the whole chunk."""
+        merges: list[tuple[int, int]] = []
+        for key, rank in sorted(self.merge_rank.items(), key=_by_rank):
+            merges.append((key // self.id_bound, key % self.id_bound))
+        if len(merges) != len(self.merge_result):
+            return self._encode_long(symbols)  # a pair merged twice: keep the heap's semantics
+        trainer = Trainer(self.alphabet_size, [symbols], [1], self.alphabet_size + len(merges))
+        trainer.apply(merges)
+        return trainer.segments()[0]
 
     def _encode_short(self, symbols: list[int]) -> list[int]:
         parts = list(symbols)

@@ -199,6 +199,47 @@ class Trainer:
             heap.pop()
         return NO_PAIR
 
+    def _merge_all(self, best: i64, left: i64, right: i64, new_id: i64) -> None:
+        """Merge every live occurrence of pair `best` = (left, right) into new_id."""
+        pairs = self.pairs
+        pair_at = self.pair_at
+        prv = self.prv
+        nxt = self.nxt
+        node = pairs.head[best]
+        pairs.head[best] = END
+        while node != END:
+            position = pairs.occurrence_position[node]
+            following = pairs.occurrence_next[node]
+            pairs.release_occurrence(node)
+            node = following
+            if pair_at[position] != best:
+                continue
+            if left != right:
+                self._merge_at(position, new_id, best)
+                continue
+            # overlapping occurrences: merge the whole run of `left` from its start
+            while prv[position] != DEAD and pair_at[prv[position]] == best:
+                position = prv[position]
+            while position != DEAD and pair_at[position] == best:
+                self._merge_at(position, new_id, best)
+                position = nxt[position]
+
+    def apply(self, merges: list[tuple[int, int]]) -> None:
+        """Apply known merges in rank order (merge r creates id alphabet_size + r), as training
+        did: encodes very long chunks in time proportional to the occurrences merged."""
+        pairs = self.pairs
+        for rank in range(len(merges)):
+            left: i64 = merges[rank][0]
+            right: i64 = merges[rank][1]
+            self.token_length = append(self.token_length, self.token_length[left] + self.token_length[right])
+            best = pairs.find(left, right)
+            if best == NO_PAIR or pairs.head[best] == END:
+                continue
+            self.step = rank + 1
+            self.touched = vec[i64]()
+            self._merge_all(best, left, right, self.alphabet_size + rank)
+            pairs.count[best] = 0
+
     def run(
         self,
         num_merges: int,
@@ -230,24 +271,7 @@ class Trainer:
             self.merge_counts.append(pairs.count[best])
             self.token_length = append(self.token_length, self.token_length[left] + self.token_length[right])
             self.touched = vec[i64]()
-            node = pairs.head[best]
-            pairs.head[best] = END
-            while node != END:
-                position = pairs.occurrence_position[node]
-                following = pairs.occurrence_next[node]
-                pairs.release_occurrence(node)
-                node = following
-                if pair_at[position] != best:
-                    continue
-                if left != right:
-                    self._merge_at(position, new_id, best)
-                    continue
-                # overlapping occurrences: merge the whole run of `left` from its start
-                while prv[position] != DEAD and pair_at[prv[position]] == best:
-                    position = prv[position]
-                while position != DEAD and pair_at[position] == best:
-                    self._merge_at(position, new_id, best)
-                    position = nxt[position]
+            self._merge_all(best, left, right, new_id)
             pairs.count[best] = 0
             touched = self.touched
             for index in range(len(touched)):

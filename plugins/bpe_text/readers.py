@@ -4,9 +4,7 @@ Paths may be files, globs, directories (read recursively, in sorted order), `.gz
 for standard input. Text must be UTF-8; an undecodable file is an error that names it.
 """
 
-import glob
 import gzip
-import hashlib
 import io
 import json
 import os
@@ -16,43 +14,9 @@ from typing import IO, Any
 
 from bpe_core.components import Source, StreamedText
 from bpe_core.errors import BpeError
+from bpe_core.files import expand_paths, file_source
 
 BLOCK_CHARS = 1 << 20
-
-
-def expand_paths(paths: list[str], suffixes: tuple[str, ...] = ()) -> list[str]:
-    """Files named by paths, globs and directories, in a stable order; `-` stays as is."""
-    files: list[str] = []
-    for path in paths:
-        if path == "-":
-            files.append(path)
-        elif os.path.isdir(path):
-            found: list[str] = []
-            for root, _, names in os.walk(path):
-                found.extend(os.path.join(root, name) for name in names if not suffixes or name.endswith(suffixes))
-            if not found:
-                raise BpeError(f"directory {path} holds no input files")
-            files.extend(sorted(found))
-        elif os.path.isfile(path):
-            files.append(path)
-        elif glob.has_magic(path):
-            matches = sorted(match for match in glob.glob(path, recursive=True) if os.path.isfile(match))
-            if not matches:
-                raise BpeError(f"no files match {path}")
-            files.extend(matches)
-        else:
-            raise BpeError(f"input file {path} does not exist")
-    return files
-
-
-def file_source(path: str) -> Source:
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-            size += len(block)
-    return Source(path, size, digest.hexdigest())
 
 
 def open_text(path: str) -> IO[str]:

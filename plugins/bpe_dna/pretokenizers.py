@@ -1,0 +1,247 @@
+"""DNA pretokenizers: single nucleotides (`dna-nucleotides`) and k-mers (`dna-kmers`).
+
+Policies (options) decide what happens to lower case (soft-masking), N and the other IUPAC
+ambiguity letters; anything else in a sequence is an error that names the record and position.
+`split` gives what encoding uses; `count` (training) may add windows' overlaps and the reverse
+complement strand. This module does not read files.
+"""
+
+import re
+from collections import Counter
+from typing import Any
+
+from bpe_core.errors import BpeError
+from bpe_dna.readers import Record
+
+BASES = "ACGT"
+IUPAC = "RYKMSWBDHV"
+COMPLEMENT = str.maketrans("ACGTNRYKMSWBDHVacgtnrykmswbdhv", "TGCANYRMKSWVHDBtgcanyrmkswvhdb")
+
+
+def _choice(name: str, options: dict[str, Any], key: str, allowed: tuple[Any, ...]) -> Any:
+    value = options.get(key, allowed[0])
+    if value not in allowed:
+        shown = ", ".join("null" if item is None else str(item).lower() for item in allowed)
+        raise BpeError(f"pretokenizer.{key}: {value!r} is not allowed for {name}; allowed: {shown}")
+    return value
+
+
+def _integer(options: dict[str, Any], key: str, default: int | None, low: int, high: int) -> int | None:
+    value = options.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise BpeError(f"pretokenizer.{key}: expected an integer from {low} to {high}, got {value!r}")
+    return value
+
+
+def _check_options(name: str, options: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise BpeError(f"pretokenizer {name!r} has no option {unknown[0]!r}; allowed: {', '.join(allowed)}")
+
+
+def _sequence_of(document: Any) -> tuple[str, str]:
+    """(sequence, where) for a Record or a plain string."""
+    if isinstance(document, Record):
+        return document.sequence, f"{document.source}, record {document.id}"
+    if isinstance(document, str):
+        return document, "sequence"
+    raise BpeError(f"a DNA pretokenizer takes FASTA/FASTQ records or strings, not {type(document).__name__}")
+
+
+class _Policy:
+    """Case, N and IUPAC policies shared by both pretokenizers: which letters are symbols, which
+    break chunks, which are errors."""
+
+    def __init__(self, name: str, options: dict[str, Any]) -> None:
+        self.name = name
+        self.case = _choice(name, options, "case", ("fold", "keep"))
+        self.n = _choice(name, options, "n", ("split", "symbol"))
+        self.iupac = _choice(name, options, "iupac", ("split", "error"))
+        letters = BASES + "N" + (IUPAC if self.iupac == "split" else "")
+        self.letters = letters + (letters.lower() if self.case == "keep" else "")
+        merged = BASES + ("N" if self.n == "symbol" else "")
+        merged += merged.lower() if self.case == "keep" else ""
+        # runs of letters that merge, or one letter that stands alone
+        self.chunk_pattern = re.compile(f"[{merged}]+|[{re.escape(self.letters)}]")
+        self.valid = re.compile(f"[{re.escape(self.letters)}]*")
+
+    def prepare(self, document: Any) -> str:
+        """The sequence, case-folded as the policy says, after checking every letter."""
+        sequence, where = _sequence_of(document)
+        if self.case == "fold":
+            sequence = sequence.upper()
+        valid_end = self.valid.match(sequence)
+        end = valid_end.end() if valid_end else 0
+        if end < len(sequence):
+            letter = sequence[end]
+            what = "an IUPAC ambiguity letter (iupac: error)" if letter.upper() in IUPAC else "not a nucleotide letter"
+            raise BpeError(f"{where}: {letter!r} at position {end + 1} is {what}; allowed: {self.letters}")
+        return sequence
+
+
+class NucleotidePretokenizer:
+    """Single nucleotides as symbols; chunks are the stretches between N (and IUPAC letters)."""
+
+    byte_level = False
+    decoder = "dna"
+    name = "dna-nucleotides"
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        _check_options(self.name, options, ("case", "n", "iupac", "max_chunk", "overlap", "reverse_complement"))
+        self.policy = _Policy(self.name, options)
+        self.max_chunk = _integer(options, "max_chunk", None, 2, 1 << 40)
+        self.overlap = _integer(options, "overlap", 0, 0, (self.max_chunk or 2) - 1) or 0
+        if self.overlap and self.max_chunk is None:
+            raise BpeError("pretokenizer.overlap needs max_chunk")
+        self.reverse_complement = _choice(self.name, options, "reverse_complement", (False, "augment"))
+        self.symbol_ids = {letter: index for index, letter in enumerate(self.policy.letters)}
+
+    def options(self) -> dict[str, Any]:
+        return {
+            "case": self.policy.case,
+            "n": self.policy.n,
+            "iupac": self.policy.iupac,
+            "max_chunk": self.max_chunk,
+            "overlap": self.overlap,
+            "reverse_complement": self.reverse_complement,
+        }
+
+    def alphabet(self) -> list[str]:
+        return list(self.policy.letters)
+
+    def _chunks(self, sequence: str, step_back: int) -> list[str]:
+        chunks = self.policy.chunk_pattern.findall(sequence)
+        if self.max_chunk is None:
+            return chunks
+        size = self.max_chunk
+        windows = []
+        for chunk in chunks:
+            if len(chunk) <= size:
+                windows.append(chunk)
+                continue
+            start = 0
+            while True:
+                windows.append(chunk[start : start + size])
+                if start + size >= len(chunk):
+                    break
+                start += size - step_back
+        return windows
+
+    def split(self, document: Any) -> list[str]:
+        """Chunks for encoding: windows never overlap, so decoding restores the sequence."""
+        return self._chunks(self.policy.prepare(document), 0)
+
+    def count(self, document: Any) -> dict[str, int]:
+        """Chunks for training: windows overlap by `overlap`; with reverse_complement: augment,
+        the other strand is counted too."""
+        sequence = self.policy.prepare(document)
+        counts = Counter(self._chunks(sequence, self.overlap))
+        if self.reverse_complement == "augment":
+            counts.update(self._chunks(sequence.translate(COMPLEMENT)[::-1], self.overlap))
+        return dict(counts)
+
+    def symbols(self, chunk: Any) -> list[int]:
+        symbol_ids = self.symbol_ids
+        return [symbol_ids[letter] for letter in chunk]
+
+    def safe_cut(self, text: str) -> int:
+        return 0
+
+    def decoder_options(self) -> dict[str, Any]:
+        return {}
+
+
+class KmerPretokenizer:
+    """Each k-mer is one base symbol (a 4^k alphabet, k up to 8); BPE can then merge k-mers, or a
+    vocab_size equal to the alphabet gives a plain k-mer tokenizer.
+
+    stride 1 overlaps as DNABERT does; stride k does not (Nucleotide Transformer). The tail
+    shorter than a k-mer is `single` nucleotides, dropped (`drop`, lossy) or one k-mer padded with
+    N (`pad`, k up to 7). `canonical: true` gives a k-mer and its reverse complement one symbol
+    (lossy: decoding gives the canonical k-mer). N and IUPAC letters break chunks and are their
+    own symbols (n: split), or N is a fifth base (n: symbol, 5^k k-mers).
+    """
+
+    byte_level = False
+    decoder = "dna-kmers"
+    name = "dna-kmers"
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        _check_options(self.name, options, ("k", "stride", "remainder", "canonical", "n", "iupac", "case"))
+        if options.get("case", "fold") != "fold":
+            raise BpeError("pretokenizer.case: dna-kmers folds case; allowed: fold")
+        k = _integer(options, "k", 6, 1, 8)
+        assert k is not None
+        self.k = k
+        stride = _integer(options, "stride", k, 1, k)
+        assert stride is not None
+        self.stride = stride
+        self.remainder = _choice(self.name, options, "remainder", ("single", "drop", "pad"))
+        self.canonical = _choice(self.name, options, "canonical", (False, True))
+        self.policy = _Policy(self.name, {key: options[key] for key in ("n", "iupac") if key in options})
+        bases = BASES + ("N" if self.policy.n == "symbol" else "")
+        if self.remainder == "pad" and self.policy.n == "symbol":
+            raise BpeError("pretokenizer.remainder: pad fills with N, so it cannot be combined with n: symbol")
+        self.standalone = frozenset(letter for letter in self.policy.letters if letter not in bases)
+        labels = [""]
+        for _ in range(k):
+            labels = [prefix + base for prefix in labels for base in bases]
+        if self.remainder == "single" and k > 1:
+            labels += list(bases)
+        if self.remainder == "pad":
+            partial = [""]
+            for length in range(1, k):
+                partial = [prefix + base for prefix in partial for base in bases]
+                labels += [prefix + "N" * (k - length) for prefix in partial]
+        labels += [letter for letter in self.policy.letters if letter not in bases]
+        if len(labels) > 65536:
+            raise BpeError(
+                f"pretokenizer.k: {len(labels)} symbols for k={k} with these options; the alphabet holds at most 65,536"
+            )
+        self.labels = labels
+        self.symbol_ids = {label: index for index, label in enumerate(labels)}
+
+    def options(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "stride": self.stride,
+            "remainder": self.remainder,
+            "canonical": self.canonical,
+            "n": self.policy.n,
+            "iupac": self.policy.iupac,
+        }
+
+    def alphabet(self) -> list[str]:
+        return list(self.labels)
+
+    def split(self, document: Any) -> list[str]:
+        return list(self.policy.chunk_pattern.findall(self.policy.prepare(document)))
+
+    def symbols(self, chunk: Any) -> list[int]:
+        k, stride, symbol_ids = self.k, self.stride, self.symbol_ids
+        if chunk in self.standalone:
+            return [symbol_ids[chunk]]
+        ids = []
+        start = 0
+        while start + k <= len(chunk):
+            kmer = chunk[start : start + k]
+            if self.canonical:
+                kmer = min(kmer, kmer.translate(COMPLEMENT)[::-1])
+            ids.append(symbol_ids[kmer])
+            start += stride
+        covered = start - stride + k if start > 0 else 0
+        tail = chunk[covered:]
+        if tail:
+            if self.remainder == "single":
+                ids.extend(symbol_ids[base] for base in tail)
+            elif self.remainder == "pad":
+                ids.append(symbol_ids[tail + "N" * (k - len(tail))])
+        return ids
+
+    def safe_cut(self, text: str) -> int:
+        return 0
+
+    def decoder_options(self) -> dict[str, Any]:
+        return {"k": self.k, "stride": self.stride, "padded": self.remainder == "pad"}
