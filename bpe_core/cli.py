@@ -154,6 +154,10 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             f"trained on:    {provenance.get('chunks', 0):,} chunks ({provenance.get('unique_chunks', 0):,} unique), "
             f"{provenance.get('symbols', 0):,} symbols, in {provenance.get('seconds', 0)} s"
         )
+        if provenance.get("tokens"):
+            print(
+                f"compression:   {provenance['symbols'] / provenance['tokens']:.2f} base symbols per token on the training data"
+            )
         for source in provenance.get("inputs", []):
             print(f"  {source['path']}  {source['size']:,} bytes  sha256 {source['sha256'][:16]}...")
     merged_ids = tokenizer.merged_ids()

@@ -546,6 +546,7 @@ def train(
         "unique_chunks": len(unique_chunks),
         "chunks": sum(weights),
         "symbols": symbol_count,
+        "tokens": trainer.token_total(),
         "merges_learned": len(trainer.merges),
         "sampled_fraction": fraction,
         "seconds": round(time.perf_counter() - started, 3),

@@ -285,6 +285,14 @@ class Trainer:
             progress(len(self.merges))
         return self.merges
 
+    def token_total(self) -> int:
+        """How many tokens the weighted chunks hold now (symbols per token = compression)."""
+        total: i64 = 0
+        for position in range(len(self.sym)):
+            if self.sym[position] != DEAD:
+                total += self.weight_at[position]
+        return total
+
     def segments(self) -> list[list[int]]:
         """Each chunk as the token ids it holds now, in input order."""
         result: list[list[int]] = []

@@ -164,23 +164,26 @@ def from_hf(path: str | os.PathLike[str]) -> "Tokenizer":
 
 def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
     """Write a `tokenizer.json` that `tokenizers.Tokenizer.from_file` and
-    `transformers.PreTrainedTokenizerFast(tokenizer_file=...)` load, giving our ids."""
-    if not tokenizer.pretokenizer.byte_level:
-        raise BpeError(f"Hugging Face export is for byte-level text here; {tokenizer.pretokenizer.name!r} is not one")
-    labels = tokenizer.alphabet
+    `transformers.PreTrainedTokenizerFast(tokenizer_file=...)` load, giving our ids.
+
+    Tokens are written as their base labels joined, so every label must be one character (bytes
+    as GPT-2's characters, nucleotides as letters). The pretokenizer describes its own
+    normalizer, pre-tokenizer and decoder for Hugging Face (`hf_components()`); one that cannot
+    is refused.
+    """
+    describe = getattr(tokenizer.pretokenizer, "hf_components", None)
+    if describe is None:
+        raise BpeError(f"pretokenizer {tokenizer.pretokenizer.name!r} has no Hugging Face equivalent")
+    components: dict[str, Any] = describe()
+    long_labels = [label for label in tokenizer.alphabet if len(label) != 1]
+    if long_labels:
+        raise BpeError(f"Hugging Face BPE works on characters; symbols such as {long_labels[0]!r} are not one character")
     vocab: dict[str, int] = {}
     for token_id in tokenizer.regular_ids():
-        token = "".join(labels[byte] for byte in tokenizer.token_bytes(token_id))
+        token = tokenizer.token_text(token_id)
         if token in vocab and vocab[token] != token_id:
             raise BpeError(f"ids {vocab[token]} and {token_id} both stand for {token!r}; a tokenizer.json cannot hold that")
         vocab[token] = token_id
-
-    def text_of(token_id: int) -> str:
-        return "".join(labels[byte] for byte in tokenizer.token_bytes(token_id))
-
-    pattern = getattr(tokenizer.pretokenizer, "pattern", None)
-    if not isinstance(pattern, str):
-        raise BpeError(f"pretokenizer {tokenizer.pretokenizer.name!r} has no regex pattern to export")
     added = [
         {"id": token_id, "content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
         for token, token_id in sorted(tokenizer.special_ids.items(), key=lambda item: item[1])
@@ -190,26 +193,22 @@ def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
         for token_id in tokenizer.reserved_ids
     ]
     normalizer_types = {value: key for key, value in NORMALIZERS.items()}
-    normalizers = []
-    for name, _ in tokenizer.normalizer_specs:
-        if name not in normalizer_types:
-            raise BpeError(f"normalizer {name!r} has no Hugging Face equivalent")
-        normalizers.append({"type": normalizer_types[name]})
+    unsupported = [name for name, _ in tokenizer.normalizer_specs if name not in normalizer_types]
+    if unsupported:
+        raise BpeError(f"normalizer {unsupported[0]!r} has no Hugging Face equivalent")
+    # ours run first, then the pretokenizer's own (such as DNA case folding)
+    normalizers = [{"type": normalizer_types[name]} for name, _ in tokenizer.normalizer_specs]
+    if components.get("normalizer") is not None:
+        normalizers.append(components["normalizer"])
     data = {
         "version": "1.0",
         "truncation": None,
         "padding": None,
         "added_tokens": added,
         "normalizer": None if not normalizers else normalizers[0] if len(normalizers) == 1 else {"type": "Sequence", "normalizers": normalizers},
-        "pre_tokenizer": {
-            "type": "Sequence",
-            "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
-                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
-            ],
-        },
+        "pre_tokenizer": components["pre_tokenizer"],
         "post_processor": None,
-        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "decoder": components["decoder"],
         "model": {
             "type": "BPE",
             "dropout": None,
@@ -220,7 +219,7 @@ def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
             "byte_fallback": False,
             "ignore_merges": bool(tokenizer._whole_chunks),
             "vocab": vocab,
-            "merges": [[text_of(left), text_of(right)] for left, right in tokenizer.merges],
+            "merges": [[tokenizer.token_text(left), tokenizer.token_text(right)] for left, right in tokenizer.merges],
         },
     }
     with atomic_output(os.fspath(path)) as handle:

@@ -152,6 +152,31 @@ class NucleotidePretokenizer:
     def decoder_options(self) -> dict[str, Any]:
         return {}
 
+    def hf_components(self) -> dict[str, Any]:
+        """Hugging Face equivalent: upper-casing by Replace (case: fold), letters that stand alone
+        isolated by a Split, tokens fused back together when decoding."""
+        standalone = "".join(letter for letter in self.policy.letters if letter.upper() not in BASES + ("N" if self.policy.n == "symbol" else ""))
+        normalizer = None
+        if self.policy.case == "fold":
+            normalizer = {
+                "type": "Sequence",
+                "normalizers": [
+                    {"type": "Replace", "pattern": {"String": letter.lower()}, "content": letter}
+                    for letter in self.policy.letters
+                ],
+            }
+        pre_tokenizer = None
+        if standalone:
+            pre_tokenizer = {
+                "type": "Split",
+                "pattern": {"Regex": f"[{standalone}]"},
+                "behavior": "Isolated",
+                "invert": False,
+            }
+        if self.max_chunk is not None:
+            raise BpeError("max_chunk windows have no Hugging Face equivalent")
+        return {"normalizer": normalizer, "pre_tokenizer": pre_tokenizer, "decoder": {"type": "Fuse"}}
+
 
 class KmerPretokenizer:
     """Each k-mer is one base symbol (a 4^k alphabet, k up to 8); BPE can then merge k-mers, or a

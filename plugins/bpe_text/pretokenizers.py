@@ -143,6 +143,20 @@ class RegexPretokenizer(ByteLevel):
             result.append(document[position:])
         return result
 
+    def hf_components(self) -> dict[str, Any]:
+        """This pretokenizer in Hugging Face's terms: Split on the pattern, then ByteLevel."""
+        return {
+            "normalizer": None,
+            "pre_tokenizer": {
+                "type": "Sequence",
+                "pretokenizers": [
+                    {"type": "Split", "pattern": {"Regex": self.pattern}, "behavior": "Isolated", "invert": False},
+                    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+                ],
+            },
+            "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        }
+
     def count(self, document: str) -> dict[str, int]:
         """The document's chunks with their counts (the scanner counts without a chunk list)."""
         if self.scanner is None:
