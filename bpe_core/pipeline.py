@@ -102,6 +102,7 @@ class Tokenizer:
         self._special_by_id = {token_id: token for token, token_id in self.special_ids.items()}
         self._orphans = dict(orphans or {})
         self._whole_chunks = dict(whole_chunks or {})
+        self._token_lengths: dict[int, int] = {}
         used = [*self._external, *self.special_ids.values(), *self._orphans, -1]
         self.padding = padding
         self.reserved_ids = range(max(used) + 1, max(used) + 1 + padding)
@@ -220,6 +221,36 @@ class Tokenizer:
                 encoder.remember(chunk, chunk_ids)
             ids.extend(chunk_ids)
         return ids
+
+    def encode_with_offsets(self, document: Any) -> tuple[list[int], list[tuple[int, int]]]:
+        """Ids and, for each, the (start, end) it covers in the document (end exclusive), in the
+        pretokenizer's coordinates: for DNA, 0-based positions in the record's sequence, so
+        tokens align to genome coordinates. Needs a pretokenizer with `split_with_offsets`.
+
+        >>> ids, spans = tok.encode_with_offsets(record)
+        """
+        split_with_offsets = getattr(self.pretokenizer, "split_with_offsets", None)
+        if split_with_offsets is None:
+            raise BpeError(f"pretokenizer {self.pretokenizer.name!r} does not report offsets")
+        encoder = self._encoder
+        ids: list[int] = []
+        spans: list[tuple[int, int]] = []
+        for chunk, chunk_start in split_with_offsets(self.normalize(document)):
+            symbol_spans = self.pretokenizer.symbol_spans(chunk)  # type: ignore[attr-defined]
+            internal = encoder.encode_symbols(self.pretokenizer.symbols(chunk))
+            index = 0
+            for token in internal:
+                length = self._token_length(token)
+                spans.append((chunk_start + symbol_spans[index][0], chunk_start + symbol_spans[index + length - 1][1]))
+                index += length
+            ids.extend(encoder.to_output(internal))
+        return ids, spans
+
+    def _token_length(self, internal: int) -> int:
+        length = self._token_lengths.get(internal)
+        if length is None:
+            length = self._token_lengths[internal] = len(self._decoder.symbols([internal]))
+        return length
 
     def encode_batch(self, documents: Sequence[Any], workers: int | None = None) -> list[list[int]]:
         """`encode` for many documents, in parallel processes when workers > 1; order is kept.

@@ -137,6 +137,8 @@ class Encoder:
 
     def _encode_long(self, symbols: list[int]) -> list[int]:
         size = len(symbols)
+        if size < 2:
+            return list(symbols)
         sym = list(symbols)
         nxt: list[int] = [index + 1 for index in range(size)]
         nxt[size - 1] = -1

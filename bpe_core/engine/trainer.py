@@ -115,8 +115,7 @@ class Trainer:
                 self.nxt = append(self.nxt, position + 1 if offset + 1 < size else DEAD)
                 self.weight_at = append(self.weight_at, weight)
                 self.pair_at = append(self.pair_at, NO_PAIR)
-            if weight == 0:
-                continue
+            # weight 0 chunks get no count but are still rewritten, so segments() covers them
             for offset in range(size - 1):
                 position = start + offset
                 pair_id = self._pair_for(self.sym[position], self.sym[position + 1])

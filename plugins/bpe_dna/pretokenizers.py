@@ -112,22 +112,32 @@ class NucleotidePretokenizer:
         return list(self.policy.letters)
 
     def _chunks(self, sequence: str, step_back: int) -> list[str]:
-        chunks = self.policy.chunk_pattern.findall(sequence)
-        if self.max_chunk is None:
-            return chunks
-        size = self.max_chunk
+        return [chunk for chunk, _ in self._windows(sequence, step_back)]
+
+    def _windows(self, sequence: str, step_back: int) -> list[tuple[str, int]]:
+        """(chunk, start) pairs: the stretches between standalone letters, cut into windows of
+        max_chunk that overlap by step_back."""
         windows = []
-        for chunk in chunks:
-            if len(chunk) <= size:
-                windows.append(chunk)
+        for match in self.policy.chunk_pattern.finditer(sequence):
+            chunk, offset = match.group(), match.start()
+            if self.max_chunk is None or len(chunk) <= self.max_chunk:
+                windows.append((chunk, offset))
                 continue
             start = 0
             while True:
-                windows.append(chunk[start : start + size])
-                if start + size >= len(chunk):
+                windows.append((chunk[start : start + self.max_chunk], offset + start))
+                if start + self.max_chunk >= len(chunk):
                     break
-                start += size - step_back
+                start += self.max_chunk - step_back
         return windows
+
+    def split_with_offsets(self, document: Any) -> list[tuple[str, int]]:
+        """The chunks of `split` with where each starts in the sequence (0-based)."""
+        return self._windows(self.policy.prepare(document), 0)
+
+    def symbol_spans(self, chunk: str) -> list[tuple[int, int]]:
+        """Where each symbol of a chunk lies in it: one letter each."""
+        return [(index, index + 1) for index in range(len(chunk))]
 
     def split(self, document: Any) -> list[str]:
         """Chunks for encoding: windows never overlap, so decoding restores the sequence."""
@@ -243,6 +253,28 @@ class KmerPretokenizer:
 
     def split(self, document: Any) -> list[str]:
         return list(self.policy.chunk_pattern.findall(self.policy.prepare(document)))
+
+    def split_with_offsets(self, document: Any) -> list[tuple[str, int]]:
+        """The chunks of `split` with where each starts in the sequence (0-based)."""
+        return [(match.group(), match.start()) for match in self.policy.chunk_pattern.finditer(self.policy.prepare(document))]
+
+    def symbol_spans(self, chunk: str) -> list[tuple[int, int]]:
+        """Where each symbol of a chunk lies in it: a k-mer covers k letters (overlapping when
+        stride < k), a tail letter one, a padded tail the letters it holds."""
+        if chunk in self.standalone:
+            return [(0, 1)]
+        spans = []
+        start = 0
+        while start + self.k <= len(chunk):
+            spans.append((start, start + self.k))
+            start += self.stride
+        covered = start - self.stride + self.k if start > 0 else 0
+        if covered < len(chunk):
+            if self.remainder == "single":
+                spans.extend((index, index + 1) for index in range(covered, len(chunk)))
+            elif self.remainder == "pad":
+                spans.append((covered, len(chunk)))
+        return spans
 
     def symbols(self, chunk: Any) -> list[int]:
         k, stride, symbol_ids = self.k, self.stride, self.symbol_ids
