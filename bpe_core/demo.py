@@ -54,5 +54,32 @@ def text_demo() -> None:
         print(f"saved and reloaded: same ids = {reloaded.encode(example) == tokenizer.encode(example)}")
 
 
+def dna_demo() -> None:
+    _heading("DNA: DNABERT-2-style BPE on the phage lambda genome (48,502 bp, one sequence)")
+    config: dict[str, Any] = {
+        "name": "demo-dna",
+        "input": {"reader": "fasta"},
+        "pretokenizer": {"name": "dna-nucleotides"},
+        "trainer": {"vocab_size": 512, "min_frequency": 2},
+        "special_tokens": {"tokens": ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"], "position": "start"},
+    }
+    with as_file(files("bpe_core") / "samples" / "lambda_phage.fa.gz") as sample:
+        tokenizer = train(config, [sample], progress=False, workers=1)
+    provenance = tokenizer.provenance
+    print(
+        f"trained vocab {tokenizer.vocab_size} in {provenance['seconds']:.2f} s: "
+        f"{provenance['symbols'] / provenance['tokens']:.2f} nucleotides per token on the genome"
+    )
+    merged = tokenizer.merged_ids()
+    longest = sorted(merged, key=lambda token: -len(tokenizer.token_symbols(token)))[:5]
+    print("longest tokens:  " + "  ".join(tokenizer.token_text(token) for token in longest))
+    sequence = "GGGCGGCGACCTCGCGGGTTTTCGCTATTTATGAAAATTTTCCGGTTTAAGGCGTTTCCGTTCNNNACGT"
+    ids, spans = tokenizer.encode_with_offsets(sequence)
+    print(f"encode {sequence[:40]}... ({len(sequence)} bp) -> {len(ids)} tokens:")
+    print("  " + " ".join(f"{tokenizer.token_text(token)}@{start}" for token, (start, _) in zip(ids, spans)))
+    print(f"  decode round trip exact: {tokenizer.decode(ids) == sequence}")
+
+
 def run_demo() -> None:
     text_demo()
+    dna_demo()
