@@ -8,6 +8,7 @@ from setuptools import setup
 # the engine, and plugins' kernel modules (never hook implementations)
 COMPILED = sorted(path for path in glob.glob("bpe_core/engine/*.py") if not path.endswith("__init__.py")) + [
     "plugins/bpe_text/scanner.py",
+    "plugins/bpe_midi/smf.py",
 ]
 
 ext_modules = []

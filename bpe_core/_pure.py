@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-PACKAGES = ("bpe_core.", "bpe_text.")
+PACKAGES = ("bpe_core.", "bpe_text.", "bpe_midi.")
 
 
 class SourceFinder:

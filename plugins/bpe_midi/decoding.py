@@ -1,0 +1,126 @@
+"""The `midi` decoder: event symbols back to a `mido.MidiFile`, and writing .mid files.
+
+The file has a conductor track (tempo and time signatures) and one track per program (drums on
+channel 10), at `beat_resolution * 60` ticks per beat so every grid step is a whole number of
+ticks. Notes of the same pitch that would overlap within a track go to separate tracks, so that
+reading the file back pairs every note_on with its own note_off (encoding the decoded file gives
+the same ids). Malformed event sequences (a model may generate any) decode what is complete:
+a note needs Program, Pitch, Velocity and Duration in that order.
+"""
+
+import os
+import tempfile
+from typing import Any
+
+import mido
+
+from bpe_core.errors import BpeError
+
+TICKS_PER_STEP = 60
+
+
+class MidiDecoder:
+    name = "midi"
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.resolution = int(options.get("beat_resolution", 8))
+
+    def decode(self, symbols: list[int], alphabet: list[str]) -> mido.MidiFile:
+        resolution = self.resolution
+        bar_start = -1
+        bar_steps = 4 * resolution
+        step = 0
+        tempos: list[tuple[int, int]] = []
+        signatures: list[tuple[int, int, int]] = []
+        notes: list[tuple[str, int, int, int, int]] = []  # program, pitch, velocity, start, steps
+        program: str | None = None
+        pitch: int | None = None
+        velocity: int | None = None
+        for symbol in symbols:
+            kind, _, value = alphabet[symbol].partition("_")
+            if kind == "Bar":
+                bar_start = 0 if bar_start < 0 else bar_start + bar_steps
+                step = bar_start
+            elif kind == "TimeSig":
+                numerator, denominator = (int(part) for part in value.split("/"))
+                bar_steps = numerator * resolution * 4 // denominator
+                signatures.append((max(bar_start, 0), numerator, denominator))
+            elif kind == "Position":
+                step = max(bar_start, 0) + int(value)
+            elif kind == "Tempo":
+                tempos.append((step, round(60_000_000 / int(value))))
+            elif kind == "Program":
+                program, pitch, velocity = value, None, None
+            elif kind == "Pitch" and program is not None:
+                pitch = int(value)
+            elif kind == "Velocity" and pitch is not None:
+                velocity = int(value)
+            elif kind == "Duration" and program is not None and pitch is not None and velocity is not None:
+                notes.append((program, pitch, velocity, step, int(value)))
+                pitch = velocity = None
+        return self._midi_file(tempos, signatures, notes)
+
+    def _midi_file(
+        self,
+        tempos: list[tuple[int, int]],
+        signatures: list[tuple[int, int, int]],
+        notes: list[tuple[str, int, int, int, int]],
+    ) -> mido.MidiFile:
+        midi = mido.MidiFile(type=1, ticks_per_beat=self.resolution * TICKS_PER_STEP)
+        conductor: list[tuple[int, int, mido.MetaMessage]] = []
+        for step, tempo in tempos:
+            conductor.append((step * TICKS_PER_STEP, 0, mido.MetaMessage("set_tempo", tempo=tempo, time=0)))
+        for step, numerator, denominator in signatures:
+            conductor.append(
+                (step * TICKS_PER_STEP, 0, mido.MetaMessage("time_signature", numerator=numerator, denominator=denominator, time=0))
+            )
+        midi.tracks.append(_track(conductor))
+        # one track per program (and more where same-pitch notes would overlap)
+        lanes: dict[str, list[dict[int, int]]] = {}  # program -> per lane: pitch -> end tick
+        lane_notes: dict[tuple[str, int], list[tuple[int, int, int, int]]] = {}
+        for program, pitch, velocity, start_step, steps in sorted(notes, key=lambda note: (note[3], note[3] + note[4])):
+            start, end = start_step * TICKS_PER_STEP, (start_step + steps) * TICKS_PER_STEP
+            program_lanes = lanes.setdefault(program, [])
+            lane = next((index for index, ends in enumerate(program_lanes) if ends.get(pitch, -1) <= start), len(program_lanes))
+            if lane == len(program_lanes):
+                program_lanes.append({})
+            program_lanes[lane][pitch] = end
+            lane_notes.setdefault((program, lane), []).append((start, end, pitch, velocity))
+        channels: dict[str, int] = {}
+        for program, lane in sorted(lane_notes, key=lambda key: (key[0] == "drums", key)):
+            if program not in channels:
+                free = [channel for channel in range(16) if channel != 9]
+                channels[program] = 9 if program == "drums" else free[len([p for p in channels if p != "drums"]) % 15]
+            channel = channels[program]
+            events: list[tuple[int, int, mido.Message]] = []
+            if program != "drums":
+                events.append((0, 0, mido.Message("program_change", channel=channel, program=int(program), time=0)))
+            for start, end, pitch, velocity in lane_notes[(program, lane)]:
+                events.append((start, 2, mido.Message("note_on", channel=channel, note=pitch, velocity=velocity, time=0)))
+                events.append((end, 1, mido.Message("note_off", channel=channel, note=pitch, velocity=0, time=0)))
+            midi.tracks.append(_track(events))
+        return midi
+
+    def write(self, document: Any, path: str) -> None:
+        if not isinstance(document, mido.MidiFile):
+            raise BpeError(f"the midi decoder writes MIDI files, not {type(document).__name__}")
+        directory = os.path.dirname(os.path.abspath(path))
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".mid")
+        os.close(handle)
+        try:
+            document.save(temporary)
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+
+
+def _track(events: list[tuple[int, int, Any]]) -> mido.MidiTrack:
+    """Messages at absolute ticks (sorted: offs before ons at one tick) as a track with deltas."""
+    track = mido.MidiTrack()
+    now = 0
+    for tick, _, message in sorted(events, key=lambda event: (event[0], event[1])):
+        track.append(message.copy(time=tick - now))
+        now = tick
+    track.append(mido.MetaMessage("end_of_track", time=0))
+    return track

@@ -1,0 +1,53 @@
+"""The `midi` reader: .mid/.midi files, globs and directories, one Song per file.
+
+Unreadable files are skipped with a warning naming each one and a count at the end
+(`on_error: skip`, the default, so one bad file cannot stop a 100,000-file run), or are an error
+(`on_error: error`, what `bpe train --strict` sets and what encoding uses).
+"""
+
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from bpe_core.components import Source
+from bpe_core.errors import BpeError
+from bpe_core.files import expand_paths, file_source
+from bpe_midi.song import Song, read_song
+
+SUFFIXES = (".mid", ".midi", ".MID", ".MIDI")
+
+
+class MidiReader:
+    name = "midi"
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        unknown = sorted(set(options) - {"on_error", "parser"})
+        if unknown:
+            raise BpeError(f"reader 'midi' has no option {unknown[0]!r}; allowed: on_error, parser")
+        self.on_error = options.get("on_error", "skip")
+        if self.on_error not in ("skip", "error"):
+            raise BpeError(f"input.on_error: {self.on_error!r} is not allowed; allowed: skip, error")
+        self.parser = options.get("parser", "fast")
+        if self.parser not in ("fast", "mido"):
+            raise BpeError(f"input.parser: {self.parser!r} is not allowed; allowed: fast, mido")
+        self._sources: list[Source] = []
+        self.skipped: list[str] = []
+
+    def documents(self, paths: list[str]) -> Iterator[Song]:
+        files = expand_paths(paths, SUFFIXES)
+        for path in files:
+            try:
+                song = read_song(path, self.parser)
+            except BpeError as error:
+                if self.on_error == "error":
+                    raise
+                self.skipped.append(path)
+                print(f"warning: skipped {error}", file=sys.stderr)
+                continue
+            self._sources.append(file_source(path))
+            yield song
+        if self.skipped:
+            print(f"warning: skipped {len(self.skipped)} of {len(files)} MIDI files (on_error: skip)", file=sys.stderr)
+
+    def sources(self) -> list[Source]:
+        return list(self._sources)

@@ -1,0 +1,133 @@
+"""Songs: the notes, tempos and time signatures of a MIDI file, with MIDI's semantics.
+
+A note starts at note_on with velocity > 0 and ends at the matching note_off or note_on with
+velocity 0; overlapping notes of the same pitch on the same channel of a track pair first in,
+first out; a note never ended is closed at the end of its track. Programs are per channel of a
+track (program_change), channel 10 (index 9) is drums. Files are parsed by the compiled `smf`
+parser or, with `parser: mido`, by mido; both give the same events.
+"""
+
+import os
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import mido
+
+from bpe_core.errors import BpeError
+from bpe_midi import smf
+
+DRUM_CHANNEL = 9
+
+
+@dataclass(frozen=True)
+class Note:
+    start: int
+    end: int
+    pitch: int
+    velocity: int
+    program: int
+    drum: bool
+    track: int
+
+
+@dataclass(frozen=True)
+class Song:
+    """A parsed MIDI file; times are in ticks of `ticks_per_beat`."""
+
+    source: str
+    ticks_per_beat: int
+    notes: list[Note] = field(default_factory=list)
+    tempos: list[tuple[int, int]] = field(default_factory=list)  # (tick, microseconds per beat)
+    time_signatures: list[tuple[int, int, int]] = field(default_factory=list)  # (tick, numerator, denominator)
+    end: int = 0
+
+
+def events_from_mido(midi: mido.MidiFile) -> list[list[int]]:
+    """mido's messages as the flat (tick, kind, channel, a, b) events the smf parser gives."""
+    tracks = []
+    for track in midi.tracks:
+        events: list[int] = []
+        tick = 0
+        for message in track:
+            tick += message.time
+            kind = message.type
+            if kind == "note_on":
+                events.extend((tick, smf.NOTE_ON if message.velocity > 0 else smf.NOTE_OFF, message.channel, message.note, message.velocity))
+            elif kind == "note_off":
+                events.extend((tick, smf.NOTE_OFF, message.channel, message.note, message.velocity))
+            elif kind == "program_change":
+                events.extend((tick, smf.PROGRAM, message.channel, message.program, 0))
+            elif kind == "set_tempo":
+                events.extend((tick, smf.TEMPO, 0, message.tempo, 0))
+            elif kind == "time_signature":
+                events.extend((tick, smf.TIME_SIGNATURE, 0, message.numerator, message.denominator))
+            elif kind == "end_of_track":
+                events.extend((tick, smf.END_OF_TRACK, 0, 0, 0))
+        tracks.append(events)
+    return tracks
+
+
+def song_from_events(source: str, ticks_per_beat: int, tracks: list[list[int]]) -> Song:
+    notes: list[Note] = []
+    tempos: list[tuple[int, int]] = []
+    signatures: list[tuple[int, int, int]] = []
+    song_end = 0
+    for track_index, events in enumerate(tracks):
+        programs = [0] * 16
+        sounding: dict[tuple[int, int], deque[tuple[int, int, int]]] = {}
+        track_end = 0
+        for index in range(0, len(events), smf.FIELDS):
+            tick, kind, channel, a, b = events[index : index + smf.FIELDS]
+            track_end = tick
+            if kind == smf.NOTE_ON:
+                sounding.setdefault((channel, a), deque()).append((tick, b, programs[channel]))
+            elif kind == smf.NOTE_OFF:
+                queue = sounding.get((channel, a))
+                if queue:
+                    start, velocity, program = queue.popleft()
+                    notes.append(Note(start, tick, a, velocity, program, channel == DRUM_CHANNEL, track_index))
+            elif kind == smf.PROGRAM:
+                programs[channel] = a
+            elif kind == smf.TEMPO:
+                tempos.append((tick, a))
+            elif kind == smf.TIME_SIGNATURE:
+                signatures.append((tick, a, b))
+        for (channel, pitch), queue in sounding.items():
+            for start, velocity, program in queue:  # never ended: closed at the end of the track
+                notes.append(Note(start, track_end, pitch, velocity, program, channel == DRUM_CHANNEL, track_index))
+        song_end = max(song_end, track_end)
+    notes.sort(key=lambda note: (note.start, note.track, note.pitch, note.end))
+    tempos.sort(key=lambda item: item[0])
+    signatures.sort(key=lambda item: item[0])
+    return Song(source, ticks_per_beat, notes, tempos, signatures, song_end)
+
+
+def read_song(path: str, parser: str = "fast") -> Song:
+    """Parse a MIDI file; any problem is a BpeError naming the file."""
+    try:
+        if parser == "mido":
+            midi = mido.MidiFile(path)
+            return song_from_events(path, midi.ticks_per_beat, events_from_mido(midi))
+        with open(path, "rb") as handle:
+            data = handle.read()
+        _, ticks_per_beat, tracks = smf.parse(data)
+        if ticks_per_beat <= 0:
+            raise ValueError(f"ticks per beat is {ticks_per_beat}")
+        return song_from_events(path, ticks_per_beat, tracks)
+    except OSError as error:
+        raise BpeError(f"cannot read {path}: {error.strerror or error}") from None
+    except Exception as error:  # mido raises many kinds (EOFError, KeyError, ValueError, ...)
+        raise BpeError(f"{path} is not a valid MIDI file: {type(error).__name__}: {error}") from None
+
+
+def song_of(document: Any, parser: str = "fast") -> Song:
+    """A Song from a Song, a mido.MidiFile or a path."""
+    if isinstance(document, Song):
+        return document
+    if isinstance(document, mido.MidiFile):
+        ticks = document.ticks_per_beat
+        return song_from_events(document.filename or "<MidiFile>", ticks, events_from_mido(document))
+    if isinstance(document, (str, os.PathLike)):
+        return read_song(os.fspath(document), parser)
+    raise BpeError(f"a MIDI pretokenizer takes a path, a mido.MidiFile or a Song, not {type(document).__name__}")
