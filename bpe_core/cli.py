@@ -43,8 +43,11 @@ def _load(path: str) -> "bpe_core.Tokenizer":
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
+    overrides = _overrides(args.set)
+    if args.strict:
+        overrides["input.on_error"] = "error"
     tokenizer = bpe_core.train(
-        args.config, args.files or None, _overrides(args.set), workers=args.workers, progress=False if args.quiet else None
+        args.config, args.files or None, overrides, workers=args.workers, progress=False if args.quiet else None
     )
     output = args.output or tokenizer.config.get("output") or f"{tokenizer.name}.json"
     tokenizer.save(output)
@@ -62,8 +65,9 @@ def _documents(tokenizer: "bpe_core.Tokenizer", files: list[str]) -> Iterator[An
     from bpe_core.plugins import registry
 
     reader_name = str(tokenizer.config.get("input", {}).get("reader", "text"))
-    reader = registry().reader(reader_name, {})
-    return reader.documents(files or ["-"])
+    recorded = {key: value for key, value in tokenizer.config.get("input", {}).items() if key not in ("reader", "paths", "sample")}
+    reader = registry().reader(reader_name, recorded)
+    return reader.documents(files or ["-"], strict=True)
 
 
 def _cmd_encode(args: argparse.Namespace) -> int:
@@ -97,7 +101,8 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_ids(args: argparse.Namespace) -> Iterator[list[int]]:
+def _read_ids(args: argparse.Namespace) -> Iterator[tuple[int, list[int]]]:
+    """(line number, ids) per document in an ids file (a bin file is one document)."""
     source = args.file or "-"
     if args.format == "bin":
         width = DTYPES[args.dtype]
@@ -107,7 +112,7 @@ def _read_ids(args: argparse.Namespace) -> Iterator[list[int]]:
             raise BpeError(f"cannot read {source}: {error.strerror or error}") from error
         if len(data) % width:
             raise BpeError(f"{source}: {len(data)} bytes is not a whole number of {args.dtype} ids")
-        yield [int.from_bytes(data[index : index + width], "little") for index in range(0, len(data), width)]
+        yield 1, [int.from_bytes(data[index : index + width], "little") for index in range(0, len(data), width)]
         return
     try:
         handle = sys.stdin if source == "-" else open(source, encoding="utf-8")
@@ -115,20 +120,33 @@ def _read_ids(args: argparse.Namespace) -> Iterator[list[int]]:
         raise BpeError(f"cannot read {source}: {error.strerror or error}") from error
     with handle:
         for line_number, line in enumerate(handle, start=1):
-            try:
-                yield [int(token) for token in line.split()]
-            except ValueError:
-                bad = next(token for token in line.split() if not token.lstrip("-").isdigit())
-                raise BpeError(f"{source}, line {line_number}: {bad!r} is not a token id") from None
+            ids = []
+            for token in line.split():
+                try:
+                    ids.append(int(token))
+                except ValueError:
+                    raise BpeError(f"{source}, line {line_number}: {token!r} is not a token id") from None
+            yield line_number, ids
 
 
 def _cmd_decode(args: argparse.Namespace) -> int:
     tokenizer = _load(args.tokenizer)
+    documents = []
+    for line_number, ids in _read_ids(args):
+        try:
+            documents.append(tokenizer.decode(ids))
+        except BpeError as error:
+            raise BpeError(f"{args.file or '-'}, line {line_number}: {error}") from None
+    if documents and not all(isinstance(document, str) for document in documents):
+        # a domain's own file format (MIDI): one document per output file
+        if args.output is None:
+            raise BpeError(f"{args.tokenizer} decodes to {tokenizer.decoder.name} files: give -o OUT")
+        if len(documents) > 1:
+            raise BpeError(f"the input holds {len(documents)} documents; decode one per file (one line of ids)")
+        tokenizer.decoder.write(documents[0], args.output)
+        return 0
     with atomic_output(args.output, binary=False) as out:
-        for ids in _read_ids(args):
-            document = tokenizer.decode(ids)
-            if not isinstance(document, str):
-                raise BpeError(f"{args.tokenizer} decodes to {type(document).__name__}, not text; use the library")
+        for document in documents:
             out.write(document)
     return 0
 
@@ -168,6 +186,10 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     print(f"last learned ({count}):")
     for token in merged_ids[-count:]:
         print(f"  {token:>7}  {show(token)!r}")
+    if tokenizer.token_usage:
+        print(f"most used merged tokens on the training data ({count}):")
+        for token, uses in tokenizer.most_used_tokens(count):
+            print(f"  {token:>7}  used {uses:>8} times  {show(token)!r}")
     if tokenizer.merge_counts:
         rare = sorted(range(len(tokenizer.merge_counts)), key=lambda rank: (tokenizer.merge_counts[rank], rank))[:count]
         print(f"rarest in training ({count}; candidates for under-trained tokens):")
@@ -242,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
     train.add_argument("--workers", type=int, default=None, help="processes for counting (default: all cores)")
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary")
+    train.add_argument("--strict", action="store_true", help="an unreadable input file is an error (readers that skip)")
     train.set_defaults(run=_cmd_train)
 
     encode = commands.add_parser("encode", help="encode documents to ids")

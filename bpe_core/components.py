@@ -75,11 +75,15 @@ class Source:
 
 
 class Reader(Protocol):
-    """Turns paths (files, globs, directories, '-' for standard input) into documents."""
+    """Turns paths (files, globs, directories, '-' for standard input) into documents.
+
+    A reader may skip unreadable files when training over many (saying so); with `strict` it
+    must raise instead (encoding a named file).
+    """
 
     name: str
 
-    def documents(self, paths: list[str]) -> Iterator[Any]: ...
+    def documents(self, paths: list[str], strict: bool = False) -> Iterator[Any]: ...
 
     def sources(self) -> list[Source]:
         """The files read so far, once `documents` is exhausted."""

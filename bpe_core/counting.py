@@ -15,6 +15,9 @@ from bpe_core import progress as progress_bars
 from bpe_core.components import Pretokenizer, StreamedText
 from bpe_core.parallel import ordered_map
 
+SAMPLE_UNIT = 1 << 10  # characters of text per sampling decision (about a paragraph)
+BATCH_CHARS = 1 << 20  # characters handed to a worker at once
+
 
 def pieces(documents: Iterable[Any], pretokenizer: Pretokenizer) -> Iterator[Any]:
     """Documents, with streamed text cut at safe points into pieces of about a block each."""
@@ -37,6 +40,37 @@ def pieces(documents: Iterable[Any], pretokenizer: Pretokenizer) -> Iterator[Any
         rest = "".join(parts)
         if rest:
             yield rest
+
+
+def subdivided(items: Iterable[Any], pretokenizer: Pretokenizer, size: int) -> Iterator[Any]:
+    """Text pieces cut further, where the pretokenizer allows, into parts of about `size`
+    characters (so that sampling keeps or drops paragraphs, not megabytes)."""
+    for item in items:
+        while isinstance(item, str) and len(item) > size:
+            window = size
+            cut = pretokenizer.safe_cut(item[:window])
+            while cut <= 0 and window < len(item):  # no safe point yet: look further
+                window *= 2
+                cut = pretokenizer.safe_cut(item[:window])
+            if cut <= 0 or cut >= len(item):
+                break
+            yield item[:cut]
+            item = item[cut:]
+        yield item
+
+
+def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """Consecutive items in lists of about `size` characters (each item still splits alone)."""
+    batch: list[Any] = []
+    total = 0
+    for item in items:
+        batch.append(item)
+        total += piece_size(item)
+        if total >= size:
+            yield batch
+            batch, total = [], 0
+    if batch:
+        yield batch
 
 
 def piece_size(piece: Any) -> int:
@@ -68,17 +102,18 @@ def count_chunks(
 
     count_fast = getattr(pretokenizer, "count", None)  # optional: counts without a list of chunks
 
-    def count(piece: Any) -> tuple[Counter[Hashable], int]:
-        size = piece_size(piece)
-        if prepare is not None:
-            piece = prepare(piece)
-        if count_fast is not None:
-            return Counter(count_fast(piece)), size
-        return Counter(pretokenizer.split(piece)), size
+    def count(batch: list[Any]) -> tuple[Counter[Hashable], int]:
+        counts: Counter[Hashable] = Counter()
+        for piece in batch:
+            if prepare is not None:
+                piece = prepare(piece)
+            counts.update(count_fast(piece) if count_fast is not None else pretokenizer.split(piece))
+        return counts, sum(piece_size(piece) for piece in batch)
 
-    stream = pieces(documents, pretokenizer)
+    stream: Iterator[Any] = pieces(documents, pretokenizer)
     if sample is not None:
-        stream = sampled(stream, *sample)
+        stream = sampled(subdivided(stream, pretokenizer, SAMPLE_UNIT), *sample)
+    stream = batched(stream, BATCH_CHARS)
     totals: Counter[Hashable] = Counter()
     with progress_bars.bar(progress, "counting chunks", unit="char", unit_scale=True) as bar:
         for partial, size in ordered_map(count, stream, workers):

@@ -44,6 +44,7 @@ class Tokenizer:
         merges: list[tuple[int, int]],
         merge_counts: list[int] | None = None,
         merge_results: list[int] | None = None,
+        token_usage: list[int] | None = None,
         special_tokens: Sequence[str] = (),
         special_position: str = "end",
         normalizers: Sequence[tuple[str, dict[str, Any]]] = (),
@@ -72,6 +73,7 @@ class Tokenizer:
         self.alphabet_size = len(self.alphabet)
         self._merges = list(merges)
         self.merge_counts = list(merge_counts) if merge_counts is not None else []
+        self.token_usage = list(token_usage) if token_usage is not None else []
         self.special_tokens = list(special_tokens)
         self.special_position = special_position
         self.normalizer_specs = [(normalizer, dict(options)) for normalizer, options in normalizers]
@@ -103,6 +105,7 @@ class Tokenizer:
         self._orphans = dict(orphans or {})
         self._whole_chunks = dict(whole_chunks or {})
         self._token_lengths: dict[int, int] = {}
+        self._single_character_labels = all(len(label) == 1 for label in self.alphabet)
         used = [*self._external, *self.special_ids.values(), *self._orphans, -1]
         self.padding = padding
         self.reserved_ids = range(max(used) + 1, max(used) + 1 + padding)
@@ -163,18 +166,7 @@ class Tokenizer:
         rng = _dropout_rng(dropout, seed)
         if not self.special_tokens or not isinstance(document, str):
             return self._encode_plain(document, dropout, rng)
-        allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
-        unknown = allowed - set(self.special_tokens)
-        if unknown:
-            raise BpeError(f"allowed_special names {sorted(unknown)[0]!r}, which is not a special token of this tokenizer")
-        disallowed = (set(self.special_tokens) if disallowed_special == "all" else set(disallowed_special)) - allowed
-        if disallowed:
-            found = _special_pattern(sorted(disallowed)).search(document)
-            if found is not None:
-                raise BpeError(
-                    f"the text contains the special token {found.group()!r} at character {found.start()}; "
-                    "pass allowed_special to encode it as the special token, or use encode_ordinary to treat it as text"
-                )
+        allowed = self._check_specials(document, allowed_special, disallowed_special)
         if not allowed:
             return self._encode_plain(document, dropout, rng)
         ids: list[int] = []
@@ -185,6 +177,30 @@ class Tokenizer:
             start = match.end()
         ids.extend(self._encode_plain(document[start:], dropout, rng))
         return ids
+
+    def _check_specials(
+        self,
+        text: str,
+        allowed_special: AbstractSet[str] | Literal["all"],
+        disallowed_special: AbstractSet[str] | Literal["all"],
+        first_line: int = 1,
+    ) -> set[str]:
+        """The allowed special tokens; raises if the text holds a disallowed one (naming its line,
+        counting from first_line)."""
+        allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
+        unknown = allowed - set(self.special_tokens)
+        if unknown:
+            raise BpeError(f"allowed_special names {sorted(unknown)[0]!r}, which is not a special token of this tokenizer")
+        disallowed = (set(self.special_tokens) if disallowed_special == "all" else set(disallowed_special)) - allowed
+        if disallowed:
+            found = _special_pattern(sorted(disallowed)).search(text)
+            if found is not None:
+                line = first_line + text.count("\n", 0, found.start())
+                raise BpeError(
+                    f"line {line} contains the special token {found.group()!r}; pass allowed_special to encode it "
+                    "as the special token, or use encode_ordinary to treat it as text"
+                )
+        return allowed
 
     def encode_ordinary(self, document: Any, *, dropout: float = 0.0, seed: int | None = None) -> list[int]:
         """Token ids with every special token's string treated as plain text (safe for untrusted input).
@@ -221,6 +237,26 @@ class Tokenizer:
                 encoder.remember(chunk, chunk_ids)
             ids.extend(chunk_ids)
         return ids
+
+    def encoding_report(self, document: Any) -> dict[str, Any]:
+        """What encoding this document loses or changes, when the pretokenizer quantizes (MIDI:
+        notes dropped outside the pitch range, onsets moved, durations clipped, velocities
+        binned); empty for lossless pretokenizers.
+
+        >>> tok.encoding_report("song.mid")["dropped_pitch_out_of_range"]
+        0
+        """
+        report = getattr(self.pretokenizer, "report", None)
+        return dict(report(self.normalize(document))) if report is not None else {}
+
+    def most_used_tokens(self, count: int = 10) -> list[tuple[int, int]]:
+        """(id, uses) of the merged tokens used most on the training data."""
+        merged = self._encoder.merge_result
+        ranked = sorted(
+            ((self._external[token], self.token_usage[token]) for token in set(merged) if token < len(self.token_usage)),
+            key=lambda item: (-item[1], item[0]),
+        )
+        return ranked[:count]
 
     def encode_with_offsets(self, document: Any) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids and, for each, the (start, end) it covers in the document (end exclusive), in the
@@ -274,26 +310,37 @@ class Tokenizer:
         """Ids for each document a reader gives, in order; streamed text is encoded piece by piece
         (cut where no chunk can change), in `workers` processes."""
         whole = any("\n" in token for token in self.special_tokens)  # never cut through a special token
+        sources: list[str] = []
 
-        def tagged() -> Iterator[tuple[bool, Any]]:
-            for document in documents:
-                if isinstance(document, StreamedText) and whole:
-                    yield False, "".join(document.blocks())
-                elif isinstance(document, StreamedText):
-                    for piece in pieces([document], self.pretokenizer):
-                        yield False, piece
+        def tagged() -> Iterator[tuple[int, int, Any]]:
+            """(document index, first line, piece); a piece of None ends the document."""
+            for index, document in enumerate(documents):
+                sources.append(_source_name(document))
+                if isinstance(document, StreamedText):
+                    line = 1
+                    for piece in ["".join(document.blocks())] if whole else pieces([document], self.pretokenizer):
+                        yield index, line, piece
+                        line += piece.count("\n")
                 else:
-                    yield False, document
-                yield True, None
+                    yield index, 1, document
+                yield index, 0, None
 
-        def encode_piece(item: tuple[bool, Any]) -> list[int] | None:
-            end, piece = item
-            if end:
-                return None
-            return self.encode(piece, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        def encode_piece(item: tuple[int, int, Any]) -> tuple[int, list[int] | None, str | None]:
+            index, line, piece = item
+            if piece is None:
+                return index, None, None
+            try:
+                if isinstance(piece, str) and self.special_tokens:
+                    allowed = self._check_specials(piece, allowed_special, disallowed_special, line)
+                    return index, self.encode(piece, allowed_special=allowed, disallowed_special=frozenset()), None
+                return index, self.encode(piece), None
+            except BpeError as error:
+                return index, None, str(error)
 
         current: list[int] = []
-        for ids in ordered_map(encode_piece, tagged(), workers):
+        for index, ids, failure in ordered_map(encode_piece, tagged(), workers):
+            if failure is not None:
+                raise BpeError(f"{sources[index]}: {failure}")
             if ids is None:
                 yield current
                 current = []
@@ -368,8 +415,10 @@ class Tokenizer:
         return tuple(self.alphabet[symbol] for symbol in self._symbols([token_id]))
 
     def token_text(self, token_id: int) -> str:
-        """A readable form of a token: its base labels joined (byte-level: GPT-2's byte characters)."""
-        return "".join(self.token_symbols(token_id))
+        """A readable form of a token: its base labels joined (byte-level: GPT-2's byte
+        characters; DNA: the letters), with spaces where labels are words (MIDI events)."""
+        separator = "" if self._single_character_labels else " "
+        return separator.join(self.token_symbols(token_id))
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes a token stands for; byte-level text tokenizers only."""
@@ -423,6 +472,16 @@ class TextStream:
         return str(self.bytes_decoder.decode(b"", final=True))
 
 
+def _source_name(document: Any) -> str:
+    """Where a document came from, for error messages."""
+    for attribute in ("source", "filename"):
+        value = getattr(document, attribute, None)
+        if isinstance(value, str):
+            record = getattr(document, "id", None)
+            return f"{value}, record {record}" if isinstance(record, str) else value
+    return "input"
+
+
 def _dropout_rng(dropout: float, seed: int | None) -> Random | None:
     if not 0.0 <= dropout < 1.0:
         raise BpeError(f"dropout must be in [0, 1), got {dropout}")
@@ -473,6 +532,12 @@ def _plan(
         reader = plugins.reader(settings.input.reader, settings.input.options)
     except BpeError as error:
         raise BpeError(f"{settings.origin}: input: {error}") from None
+    for index, normalizer in enumerate(settings.normalizers):
+        try:
+            plugins.normalizer(normalizer.name, normalizer.options)
+        except BpeError as error:
+            key = "normalizer" if len(settings.normalizers) == 1 else f"normalizer[{index}]"
+            raise BpeError(f"{settings.origin}: {key}: {error}") from None
     paths = _resolve_paths(settings, files)
     if not paths:
         raise BpeError(f"{settings.origin}: input.paths: no input files (give files or set input.paths)")
@@ -547,6 +612,8 @@ def train(
         prepare=prepare,
         sample=None if fraction is None else (fraction, settings.input.sample.seed if settings.input.sample else 0),
     )
+    if not counts and fraction is not None:
+        raise BpeError(f"{settings.origin}: input.sample kept nothing of the input (fraction {fraction:.3g}); sample more")
     unique_chunks = list(counts)
     chunk_symbols = [pretokenizer.symbols(chunk) for chunk in unique_chunks]
     weights = [counts[chunk] for chunk in unique_chunks]
@@ -569,6 +636,7 @@ def train(
             bar.update(done - bar.n)
 
         trainer.run(num_merges, settings.trainer.min_frequency, advance)
+    usage = trainer.token_usage()
     unpadded = alphabet_size + len(trainer.merges) + len(settings.special_tokens.tokens)
     multiple = settings.trainer.pad_to_multiple_of or 1
     sources: list[Source] = reader.sources()
@@ -577,7 +645,7 @@ def train(
         "unique_chunks": len(unique_chunks),
         "chunks": sum(weights),
         "symbols": symbol_count,
-        "tokens": trainer.token_total(),
+        "tokens": sum(usage),
         "merges_learned": len(trainer.merges),
         "sampled_fraction": fraction,
         "seconds": round(time.perf_counter() - started, 3),
@@ -587,6 +655,7 @@ def train(
         pretokenizer=pretokenizer,
         merges=trainer.merges,
         merge_counts=trainer.merge_counts,
+        token_usage=usage,
         special_tokens=settings.special_tokens.tokens,
         special_position=settings.special_tokens.position,
         normalizers=normalizers,

@@ -284,13 +284,15 @@ class Trainer:
             progress(len(self.merges))
         return self.merges
 
-    def token_total(self) -> int:
-        """How many tokens the weighted chunks hold now (symbols per token = compression)."""
-        total: i64 = 0
+    def token_usage(self) -> list[int]:
+        """How often each token id occurs in the weighted chunks now (the sum is the token count:
+        symbols per token = compression)."""
+        usage = [0] * (self.alphabet_size + len(self.merges))
         for position in range(len(self.sym)):
-            if self.sym[position] != DEAD:
-                total += self.weight_at[position]
-        return total
+            token = self.sym[position]
+            if token != DEAD:
+                usage[token] += self.weight_at[position]
+        return usage
 
     def segments(self) -> list[list[int]]:
         """Each chunk as the token ids it holds now, in input order."""

@@ -43,6 +43,7 @@ def to_dict(tokenizer: "Tokenizer") -> dict[str, Any]:
         "alphabet": tokenizer.alphabet,
         "merges": [list(pair) for pair in tokenizer._merges],
         "merge_counts": tokenizer.merge_counts,
+        "token_usage": tokenizer.token_usage,
         "special_tokens": {"tokens": tokenizer.special_tokens, "position": tokenizer.special_position},
         "padding": tokenizer.padding,
         **layout,
@@ -81,22 +82,33 @@ def load(path: str | os.PathLike[str]) -> "Tokenizer":
         name = pretokenizer_data["name"]
         normalizers = [(str(item["name"]), dict(item.get("options", {}))) for item in data.get("normalizers", [])]
         plugins = registry()
+        recorded_plugins = data.get("plugins", {})
+        if not isinstance(recorded_plugins, dict):
+            raise BpeError(f"{path}: \"plugins\" must map plugin names to versions")
         for kind, needed in [("pretokenizer", name)] + [("normalizer", normalizer) for normalizer, _ in normalizers]:
             if needed not in plugins.names(kind):
-                wanted = ", ".join(f"{plugin} {version}" for plugin, version in data.get("plugins", {}).items())
+                wanted = ", ".join(f"{plugin} {version}" for plugin, version in recorded_plugins.items())
                 raise BpeError(
                     f"{path} needs {kind} {needed!r}" + (f" from plugin {wanted}" if wanted else "") + ", which is not installed"
                 )
-        pretokenizer = plugins.pretokenizer(name, pretokenizer_data.get("options", {}))
+        try:
+            pretokenizer = plugins.pretokenizer(name, pretokenizer_data.get("options", {}))
+            for normalizer, options in normalizers:
+                plugins.normalizer(normalizer, options)
+        except BpeError as error:
+            raise BpeError(f"{path}: {error}") from None
         if pretokenizer.alphabet() != data["alphabet"]:
             raise BpeError(f"{path}: the alphabet differs from what pretokenizer {name!r} gives with these options")
         merges = [(int(left), int(right)) for left, right in data["merges"]]
         special = data.get("special_tokens", {})
+        if special.get("position", "end") not in ("end", "start"):
+            raise BpeError(f"{path}: special_tokens.position is {special.get('position')!r}; allowed: end, start")
         return Tokenizer(
             name=str(data.get("name", "tokenizer")),
             pretokenizer=pretokenizer,
             merges=merges,
             merge_counts=[int(count) for count in data.get("merge_counts", [])],
+            token_usage=[int(count) for count in data.get("token_usage", [])],
             merge_results=[int(result) for result in data["merge_results"]] if "merge_results" in data else None,
             special_tokens=list(special.get("tokens", [])),
             special_position=str(special.get("position", "end")),

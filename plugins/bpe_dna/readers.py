@@ -12,9 +12,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from Bio.SeqIO.FastaIO import SimpleFastaParser
-from Bio.SeqIO.QualityIO import FastqGeneralIterator
-
 from bpe_core.components import Source
 from bpe_core.errors import BpeError
 from bpe_core.files import expand_paths, file_source
@@ -53,7 +50,7 @@ class _SequenceReader:
             raise BpeError(f"reader {self.name!r} has no option {sorted(options)[0]!r}; allowed: none")
         self._sources: list[Source] = []
 
-    def documents(self, paths: list[str]) -> Iterator[Record]:
+    def documents(self, paths: list[str], strict: bool = False) -> Iterator[Record]:
         for path in expand_paths(paths, self.suffixes):
             if path == "-":
                 raise BpeError(f"reader {self.name!r} reads files, not standard input")
@@ -74,6 +71,8 @@ class FastaReader(_SequenceReader):
     suffixes = FASTA_SUFFIXES
 
     def _records(self, path: str) -> Iterator[Record]:
+        from Bio.SeqIO.FastaIO import SimpleFastaParser  # imported on use: Biopython is slow to import
+
         count = 0
         with _open(path) as handle:
             try:
@@ -100,6 +99,8 @@ class FastqReader(_SequenceReader):
     suffixes = FASTQ_SUFFIXES
 
     def _records(self, path: str) -> Iterator[Record]:
+        from Bio.SeqIO.QualityIO import FastqGeneralIterator  # imported on use: Biopython is slow to import
+
         count = 0
         last = "the start of the file"
         with _open(path) as handle:

@@ -12,8 +12,6 @@ import os
 import tempfile
 from typing import Any
 
-import mido
-
 from bpe_core.errors import BpeError
 
 TICKS_PER_STEP = 60
@@ -25,7 +23,7 @@ class MidiDecoder:
     def __init__(self, options: dict[str, Any]) -> None:
         self.resolution = int(options.get("beat_resolution", 8))
 
-    def decode(self, symbols: list[int], alphabet: list[str]) -> mido.MidiFile:
+    def decode(self, symbols: list[int], alphabet: list[str]) -> Any:
         resolution = self.resolution
         bar_start = -1
         bar_steps = 4 * resolution
@@ -65,9 +63,11 @@ class MidiDecoder:
         tempos: list[tuple[int, int]],
         signatures: list[tuple[int, int, int]],
         notes: list[tuple[str, int, int, int, int]],
-    ) -> mido.MidiFile:
+    ) -> Any:
+        import mido  # imported on use: mido is only needed when MIDI is decoded
+
         midi = mido.MidiFile(type=1, ticks_per_beat=self.resolution * TICKS_PER_STEP)
-        conductor: list[tuple[int, int, mido.MetaMessage]] = []
+        conductor: list[tuple[int, int, Any]] = []
         for step, tempo in tempos:
             conductor.append((step * TICKS_PER_STEP, 0, mido.MetaMessage("set_tempo", tempo=tempo, time=0)))
         for step, numerator, denominator in signatures:
@@ -92,7 +92,7 @@ class MidiDecoder:
                 free = [channel for channel in range(16) if channel != 9]
                 channels[program] = 9 if program == "drums" else free[len([p for p in channels if p != "drums"]) % 15]
             channel = channels[program]
-            events: list[tuple[int, int, mido.Message]] = []
+            events: list[tuple[int, int, Any]] = []
             if program != "drums":
                 events.append((0, 0, mido.Message("program_change", channel=channel, program=int(program), time=0)))
             for start, end, pitch, velocity in lane_notes[(program, lane)]:
@@ -102,7 +102,7 @@ class MidiDecoder:
         return midi
 
     def write(self, document: Any, path: str) -> None:
-        if not isinstance(document, mido.MidiFile):
+        if type(document).__name__ != "MidiFile":
             raise BpeError(f"the midi decoder writes MIDI files, not {type(document).__name__}")
         directory = os.path.dirname(os.path.abspath(path))
         handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".mid")
@@ -115,8 +115,10 @@ class MidiDecoder:
             raise
 
 
-def _track(events: list[tuple[int, int, Any]]) -> mido.MidiTrack:
+def _track(events: list[tuple[int, int, Any]]) -> Any:
     """Messages at absolute ticks (sorted: offs before ons at one tick) as a track with deltas."""
+    import mido
+
     track = mido.MidiTrack()
     now = 0
     for tick, _, message in sorted(events, key=lambda event: (event[0], event[1])):

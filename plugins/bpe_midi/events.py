@@ -17,7 +17,7 @@ from typing import Any
 from bpe_core.errors import BpeError
 from bpe_midi.song import Song, song_of
 
-DENOMINATORS = (1, 2, 4, 8, 16, 32)
+DENOMINATORS = (2, 4, 8, 16)
 DEFAULT_TEMPO = 500000  # microseconds per beat: 120 BPM, MIDI's default
 MAX_DURATION_BEATS = 16
 

@@ -33,13 +33,13 @@ class MidiReader:
         self._sources: list[Source] = []
         self.skipped: list[str] = []
 
-    def documents(self, paths: list[str]) -> Iterator[Song]:
+    def documents(self, paths: list[str], strict: bool = False) -> Iterator[Song]:
         files = expand_paths(paths, SUFFIXES)
         for path in files:
             try:
                 song = read_song(path, self.parser)
             except BpeError as error:
-                if self.on_error == "error":
+                if strict or self.on_error == "error":
                     raise
                 self.skipped.append(path)
                 print(f"warning: skipped {error}", file=sys.stderr)

@@ -12,8 +12,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-import mido
-
 from bpe_core.errors import BpeError
 from bpe_midi import smf
 
@@ -43,7 +41,7 @@ class Song:
     end: int = 0
 
 
-def events_from_mido(midi: mido.MidiFile) -> list[list[int]]:
+def events_from_mido(midi: Any) -> list[list[int]]:
     """mido's messages as the flat (tick, kind, channel, a, b) events the smf parser gives."""
     tracks = []
     for track in midi.tracks:
@@ -107,6 +105,8 @@ def read_song(path: str, parser: str = "fast") -> Song:
     """Parse a MIDI file; any problem is a BpeError naming the file."""
     try:
         if parser == "mido":
+            import mido  # imported on use, like every use of mido in this plugin
+
             midi = mido.MidiFile(path)
             return song_from_events(path, midi.ticks_per_beat, events_from_mido(midi))
         with open(path, "rb") as handle:
@@ -125,7 +125,7 @@ def song_of(document: Any, parser: str = "fast") -> Song:
     """A Song from a Song, a mido.MidiFile or a path."""
     if isinstance(document, Song):
         return document
-    if isinstance(document, mido.MidiFile):
+    if type(document).__name__ == "MidiFile" and hasattr(document, "tracks"):  # a mido.MidiFile
         ticks = document.ticks_per_beat
         return song_from_events(document.filename or "<MidiFile>", ticks, events_from_mido(document))
     if isinstance(document, (str, os.PathLike)):

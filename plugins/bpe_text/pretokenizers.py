@@ -89,10 +89,16 @@ class RegexPretokenizer(ByteLevel):
         except regex.error as error:
             raise BpeError(f"pretokenizer.pattern is not a valid regex: {error}: {pattern!r}") from error
         self.builtin = pattern in PATTERNS.values()
-        self.scanner: Scanner | None = None
-        if self.builtin:
-            kind = SCANNER_KINDS[next(name for name, text in PATTERNS.items() if text == pattern)]
-            self.scanner = Scanner(kind, class_table(), case_folds())
+        self._scanner: Scanner | None = None
+
+    @property
+    def scanner(self) -> Scanner | None:
+        """The compiled scanner for a built-in pattern, built on first use (its class table
+        takes a fraction of a second); None for other patterns."""
+        if self._scanner is None and self.builtin:
+            kind = SCANNER_KINDS[next(name for name, text in PATTERNS.items() if text == self.pattern)]
+            self._scanner = Scanner(kind, class_table(), case_folds())
+        return self._scanner
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any], fixed_pattern: str | None) -> "RegexPretokenizer":
@@ -124,8 +130,9 @@ class RegexPretokenizer(ByteLevel):
         return {"pattern": self.pattern, **({"unmatched": "keep"} if self.keep_unmatched else {})}
 
     def split(self, document: Any) -> list[str]:
-        if self.scanner is not None:
-            return self.scanner.split(document)
+        scanner = self.scanner
+        if scanner is not None:
+            return scanner.split(document)
         if self.builtin:
             chunks: list[str] = self.compiled.findall(document)
             return chunks
@@ -159,10 +166,11 @@ class RegexPretokenizer(ByteLevel):
 
     def count(self, document: str) -> dict[str, int]:
         """The document's chunks with their counts (the scanner counts without a chunk list)."""
-        if self.scanner is None:
+        scanner = self.scanner
+        if scanner is None:
             return dict(Counter(self.split(document)))
         counts: dict[str, int] = {}
-        self.scanner.count(document, counts)
+        scanner.count(document, counts)
         return counts
 
     def safe_cut(self, text: str) -> int:

@@ -57,7 +57,7 @@ class TextReader:
             raise BpeError(f"reader 'text' has no option {sorted(options)[0]!r}; allowed: none")
         return cls()
 
-    def documents(self, paths: list[str]) -> Iterator[StreamedText]:
+    def documents(self, paths: list[str], strict: bool = False) -> Iterator[StreamedText]:
         for path in expand_paths(paths):
             if path != "-":
                 self._sources.append(file_source(path))
@@ -90,7 +90,7 @@ class JsonlReader:
             raise BpeError(f"input.field: expected the name of a JSON field, got {field!r}")
         return cls(field)
 
-    def documents(self, paths: list[str]) -> Iterator[str]:
+    def documents(self, paths: list[str], strict: bool = False) -> Iterator[str]:
         for path in expand_paths(paths):
             if path != "-":
                 self._sources.append(file_source(path))

@@ -55,7 +55,7 @@ class ProteinLinesReader:
             raise BpeError(f"reader 'protein-lines' has no option {sorted(options)[0]!r}")
         self._sources: list[Source] = []
 
-    def documents(self, paths: list[str]) -> Iterator[str]:
+    def documents(self, paths: list[str], strict: bool = False) -> Iterator[str]:
         for path in paths:
             if not os.path.isfile(path):
                 raise BpeError(f"input file {path} does not exist")
