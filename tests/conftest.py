@@ -1,0 +1,91 @@
+"""Shared fixtures: where the project and the shared real data are, and the data itself, read once.
+
+The shared data lives beside the project (`../shared/data` from the project root), never inside
+it. A missing data file is a test failure, not a skip. The suite tests the installed package
+(compiled, or pure with BPE_CORE_PURE=1), never the source tree; see test_build.py.
+"""
+
+import gzip
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+DOCS_PATH = DATA_DIR / "text" / "python-3.11-docs.txt.gz"
+ECOLI_PATH = DATA_DIR / "dna" / "ecoli_k12_mg1655.fa.gz"
+TANDEM_PATH = DATA_DIR / "dna" / "tandem_repeat_stress.fa.gz"
+
+# deadline=None: the pure engine and the naive reference are slow, and CI machines vary
+settings.register_profile(
+    "bpe",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "bpe"))
+
+NUCLEOTIDE_IDS = {"A": 0, "C": 1, "G": 2, "T": 3}
+
+
+def read_fasta(path: Path) -> dict[str, str]:
+    """Record name -> sequence, for the small plain FASTA files in the shared data."""
+    records: dict[str, list[str]] = {}
+    name = None
+    with gzip.open(path, "rt", encoding="ascii") as handle:
+        for line in handle:
+            line = line.strip()
+            if line.startswith(">"):
+                name = line[1:].split()[0]
+                records[name] = []
+            elif line:
+                assert name is not None, f"{path}: sequence before the first header"
+                records[name].append(line)
+    return {name: "".join(lines) for name, lines in records.items()}
+
+
+def _require(path: Path) -> Path:
+    assert path.is_file(), f"shared test data {path} is missing (see {DATA_DIR / 'README.md'})"
+    return path
+
+
+@pytest.fixture(scope="session")
+def docs_path() -> Path:
+    """The Python 3.11 documentation sources, gzipped (11 MB of text)."""
+    return _require(DOCS_PATH)
+
+
+@pytest.fixture(scope="session")
+def docs_text(docs_path: Path) -> str:
+    """The whole documentation text, newlines untouched (as the text reader delivers it)."""
+    with gzip.open(docs_path, "rt", encoding="utf-8", newline="") as handle:
+        return handle.read()
+
+
+@pytest.fixture(scope="session")
+def docs_slice_path(docs_text: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first 400,000 characters of the documentation, as a plain UTF-8 file."""
+    path = tmp_path_factory.mktemp("docs") / "docs-slice.txt"
+    path.write_text(docs_text[:400_000], encoding="utf-8", newline="")
+    return path
+
+
+@pytest.fixture(scope="session")
+def ecoli_genome() -> str:
+    """The E. coli K-12 MG1655 chromosome: one record, 4.6 Mbp of A, C, G, T."""
+    records = read_fasta(_require(ECOLI_PATH))
+    assert len(records) == 1
+    (sequence,) = records.values()
+    assert set(sequence) <= set(NUCLEOTIDE_IDS)
+    return sequence
+
+
+@pytest.fixture(scope="session")
+def tandem_repeat() -> str:
+    """The stress file's 10 Mbp record: one 125 bp unit repeated 80,000 times."""
+    records = read_fasta(_require(TANDEM_PATH))
+    sequence = max(records.values(), key=len)
+    assert len(sequence) == 125 * 80_000
+    assert set(sequence) <= set(NUCLEOTIDE_IDS)
+    return sequence

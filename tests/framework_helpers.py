@@ -1,0 +1,158 @@
+"""Helpers for the framework-layer tests (CLI, config, plugins, tokenizer API): where the shared
+real data is, slices of it, independent re-statements of published constants (GPT-2's byte
+characters and split pattern, the standard genetic code), and running the `bpe` command.
+
+Nothing here calls bpe_core: expected values in the tests must not come from the code under test.
+"""
+
+import gzip
+import os
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+TESTS_DIR = Path(__file__).resolve().parent
+PROJECT_ROOT = TESTS_DIR.parent
+CONFIGS_DIR = PROJECT_ROOT / "configs"
+EXAMPLES_DIR = PROJECT_ROOT / "examples"
+DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+DOCS_PATH = DATA_DIR / "text" / "python-3.11-docs.txt.gz"
+LAMBDA_PATH = DATA_DIR / "dna" / "lambda_phage.fa.gz"
+BPE = Path(sys.executable).parent / "bpe"
+
+TRAINING_CHARS = 200_000
+EOT = "<|endoftext|>"
+
+# The split pattern of the original GPT-2 release (openai/gpt-2, src/encoder.py).
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+def gpt2_byte_characters() -> dict[str, int]:
+    """GPT-2's printable stand-in character -> byte value (bytes_to_unicode in openai/gpt-2)."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    characters = {byte: chr(byte) for byte in printable}
+    extra = 0
+    for byte in range(256):
+        if byte not in characters:
+            characters[byte] = chr(256 + extra)
+            extra += 1
+    return {character: byte for byte, character in characters.items()}
+
+
+# The standard genetic code (NCBI translation table 1), codon -> amino acid, '*' for stop.
+GENETIC_CODE = {
+    "TTT": "F", "TTC": "F", "TTA": "L", "TTG": "L",
+    "CTT": "L", "CTC": "L", "CTA": "L", "CTG": "L",
+    "ATT": "I", "ATC": "I", "ATA": "I", "ATG": "M",
+    "GTT": "V", "GTC": "V", "GTA": "V", "GTG": "V",
+    "TCT": "S", "TCC": "S", "TCA": "S", "TCG": "S",
+    "CCT": "P", "CCC": "P", "CCA": "P", "CCG": "P",
+    "ACT": "T", "ACC": "T", "ACA": "T", "ACG": "T",
+    "GCT": "A", "GCC": "A", "GCA": "A", "GCG": "A",
+    "TAT": "Y", "TAC": "Y", "TAA": "*", "TAG": "*",
+    "CAT": "H", "CAC": "H", "CAA": "Q", "CAG": "Q",
+    "AAT": "N", "AAC": "N", "AAA": "K", "AAG": "K",
+    "GAT": "D", "GAC": "D", "GAA": "E", "GAG": "E",
+    "TGT": "C", "TGC": "C", "TGA": "*", "TGG": "W",
+    "CGT": "R", "CGC": "R", "CGA": "R", "CGG": "R",
+    "AGT": "S", "AGC": "S", "AGA": "R", "AGG": "R",
+    "GGT": "G", "GGC": "G", "GGA": "G", "GGG": "G",
+}  # fmt: skip
+
+
+@lru_cache(maxsize=1)
+def docs_text() -> str:
+    """The whole Python documentation text, newlines untouched."""
+    assert DOCS_PATH.is_file(), f"shared test data {DOCS_PATH} is missing (see {DATA_DIR / 'README.md'})"
+    with gzip.open(DOCS_PATH, "rt", encoding="utf-8", newline="") as handle:
+        return handle.read()
+
+
+def training_text() -> str:
+    """The first 200,000 characters of the documentation: enough for a few hundred merges."""
+    return docs_text()[:TRAINING_CHARS]
+
+
+@lru_cache(maxsize=1)
+def multilingual_excerpt() -> str:
+    """About 8,000 characters of the documentation around its first character outside the BMP:
+    prose and code with accents, dashes, box drawing and 4-byte characters."""
+    text = docs_text()
+    astral = next(index for index, character in enumerate(text) if ord(character) > 0xFFFF)
+    start = text.rfind("\n", 0, max(0, astral - 4000)) + 1
+    end = text.find("\n", astral + 4000) + 1
+    excerpt = text[start:end]
+    assert any(ord(character) > 0xFFFF for character in excerpt)
+    assert any(0x7F < ord(character) <= 0xFFFF for character in excerpt)
+    return excerpt
+
+
+def non_ascii_paragraphs(count: int) -> list[str]:
+    """The first `count` paragraphs of the documentation that hold a non-ASCII character."""
+    found = [paragraph for paragraph in docs_text().split("\n\n") if any(ord(character) > 127 for character in paragraph)]
+    assert len(found) >= count
+    return found[:count]
+
+
+def paragraphs(text: str) -> list[str]:
+    """Non-blank paragraphs (blank-line separated) of a text."""
+    return [paragraph for paragraph in text.split("\n\n") if paragraph.strip()]
+
+
+def read_fasta_sequence(path: Path) -> str:
+    """The one sequence of a gzipped single-record FASTA file."""
+    with gzip.open(path, "rt", encoding="ascii") as handle:
+        lines = handle.read().splitlines()
+    assert lines[0].startswith(">") and sum(line.startswith(">") for line in lines) == 1
+    return "".join(line.strip() for line in lines[1:])
+
+
+def translate(dna: str, frame: int) -> str:
+    """The amino acids of `dna` read from `frame` (0, 1 or 2) with the standard genetic code."""
+    return "".join(GENETIC_CODE[dna[index : index + 3]] for index in range(frame, len(dna) - 2, 3))
+
+
+def bpe_env(**extra: str) -> dict[str, str]:
+    """The environment for `bpe` subprocesses: this one (so BPE_CORE_PURE carries over) plus `extra`."""
+    env = dict(os.environ)
+    env.update(extra)
+    return env
+
+
+def run_bpe(*args: str | os.PathLike[str], cwd: Path, stdin: bytes | None = None, **env: str) -> subprocess.CompletedProcess[bytes]:
+    """Run the installed `bpe` console script; stdout and stderr as bytes."""
+    return subprocess.run(
+        [str(BPE), *map(str, args)],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        env=bpe_env(**env),
+        timeout=120,
+    )
+
+
+def assert_ok(result: subprocess.CompletedProcess[bytes], binary: bool = False) -> str:
+    """The command succeeded; returns its stdout as text (empty for binary output)."""
+    stderr = result.stderr.decode("utf-8", "replace")
+    assert result.returncode == 0, f"exit {result.returncode}, stderr:\n{stderr}"
+    assert "Traceback" not in stderr
+    return "" if binary else result.stdout.decode("utf-8")
+
+
+def assert_clean_error(result: subprocess.CompletedProcess[bytes], *fragments: str) -> str:
+    """Exit status 2, one `error: ...` line on stderr holding each fragment, no traceback."""
+    stderr = result.stderr.decode("utf-8", "replace")
+    assert "Traceback" not in stderr, stderr
+    assert result.returncode == 2, f"exit {result.returncode}, stderr:\n{stderr}"
+    lines = stderr.splitlines()
+    assert len(lines) == 1, f"expected one line on stderr, got:\n{stderr}"
+    assert lines[0].startswith("error: "), lines[0]
+    for fragment in fragments:
+        assert fragment in lines[0], f"{fragment!r} not in {lines[0]!r}"
+    return lines[0]
+
+
+def stray_temporary_files(directory: Path) -> list[str]:
+    """Files an interrupted atomic write could leave behind."""
+    return sorted(path.name for path in directory.iterdir() if path.name.startswith(".tmp"))

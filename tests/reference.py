@@ -1,0 +1,135 @@
+"""The naive reference BPE, written as plainly as possible, to check the engine against.
+
+`train_reference` is the seed article's step 1 ("naive baseline") extended with chunk weights, the
+two named tie rules, `min_frequency` and `max_token_length`: every round it recounts every
+adjacent pair of every chunk (overlapping occurrences count: `aaa` holds (a, a) twice), picks the
+best pair, and rewrites every chunk left to right without overlap. `encode_reference` is the
+seed's rank-ordered `encode_chunk`, `decode_reference` expands merged ids recursively.
+
+Nothing here is fast, clever or shared with bpe_core: it must stay obviously correct.
+`seed_train_naive` is the article's step 1 copied verbatim, to check the reference itself.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass
+class ReferenceResult:
+    merges: list[tuple[int, int]]
+    merge_counts: list[int]
+    segments: list[list[int]]
+
+
+def merge_pair(chunk: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
+    """Every occurrence of `pair` in `chunk` replaced by `new_id`, left to right, no overlap."""
+    out: list[int] = []
+    i = 0
+    while i < len(chunk):
+        if i + 1 < len(chunk) and chunk[i] == pair[0] and chunk[i + 1] == pair[1]:
+            out.append(new_id)
+            i += 2
+        else:
+            out.append(chunk[i])
+            i += 1
+    return out
+
+
+def train_reference(
+    alphabet_size: int,
+    chunks: list[list[int]],
+    weights: list[int],
+    num_merges: int,
+    min_frequency: int = 1,
+    max_token_length: int = 0,
+    tie_break: str = "smallest",
+) -> ReferenceResult:
+    """Learn up to `num_merges` merges; merge r creates id alphabet_size + r.
+
+    tie_break "smallest": highest count, then the smallest (left, right).
+    tie_break "largest": highest count, then the largest (left, right), i.e. the seed's
+    `max(counts, key=lambda p: (counts[p], p))`.
+    Training stops when no pair has a count of at least max(min_frequency, 1). With
+    max_token_length > 0, a pair whose merged token would hold more base symbols is never a
+    candidate.
+    """
+    assert tie_break in ("smallest", "largest")
+    assert len(chunks) == len(weights)
+    segments = [list(chunk) for chunk in chunks]
+    token_length = [1] * alphabet_size
+    merges: list[tuple[int, int]] = []
+    merge_counts: list[int] = []
+    for _ in range(num_merges):
+        counts: dict[tuple[int, int], int] = {}
+        for chunk, weight in zip(segments, weights):
+            for i in range(len(chunk) - 1):
+                pair = (chunk[i], chunk[i + 1])
+                if max_token_length > 0 and token_length[pair[0]] + token_length[pair[1]] > max_token_length:
+                    continue
+                counts[pair] = counts.get(pair, 0) + weight
+        if not counts:
+            break
+        if tie_break == "largest":
+            best = max(counts, key=lambda p: (counts[p], p))
+        else:
+            best = max(counts, key=lambda p: (counts[p], -p[0], -p[1]))
+        if counts[best] < max(min_frequency, 1):
+            break
+        new_id = alphabet_size + len(merges)
+        segments = [merge_pair(chunk, best, new_id) for chunk in segments]
+        merges.append(best)
+        merge_counts.append(counts[best])
+        token_length.append(token_length[best[0]] + token_length[best[1]])
+    return ReferenceResult(merges, merge_counts, segments)
+
+
+def encode_reference(alphabet_size: int, merges: list[tuple[int, int]], symbols: list[int]) -> list[int]:
+    """The seed's encode_chunk: merge the lowest-ranked pair present (all its occurrences,
+    left to right), until no adjacent pair has a rank. The first rank of a pair counts."""
+    rank: dict[tuple[int, int], int] = {}
+    for r, pair in enumerate(merges):
+        rank.setdefault(pair, r)
+    chunk = list(symbols)
+    while True:
+        ranked = [rank[(chunk[i], chunk[i + 1])] for i in range(len(chunk) - 1) if (chunk[i], chunk[i + 1]) in rank]
+        if not ranked:
+            return chunk
+        best = min(ranked)
+        chunk = merge_pair(chunk, merges[best], alphabet_size + best)
+
+
+def decode_reference(alphabet_size: int, merges: list[tuple[int, int]], ids: list[int]) -> list[int]:
+    """Base symbol ids of token ids, by recursive expansion."""
+
+    def expand(token: int) -> list[int]:
+        if token < alphabet_size:
+            return [token]
+        left, right = merges[token - alphabet_size]
+        return expand(left) + expand(right)
+
+    return [symbol for token in ids for symbol in expand(token)]
+
+
+def seed_train_naive(words, num_merges):  # type: ignore[no-untyped-def]
+    """The seed article's step 1, verbatim (byte alphabet, unweighted words, tie: largest)."""
+    words = [list(w) for w in words]          # mutable copy
+    merges = []
+    for _ in range(num_merges):
+        counts = {}
+        for w in words:                        # recount ALL pairs
+            for i in range(len(w) - 1):
+                p = (w[i], w[i + 1])
+                counts[p] = counts.get(p, 0) + 1
+        if not counts:
+            break
+        pair = max(counts, key=lambda p: (counts[p], p))
+        new_id = 256 + len(merges)
+        for w in words:                        # rewrite EVERY word
+            i, out = 0, []
+            while i < len(w):
+                if i < len(w) - 1 and w[i] == pair[0] and w[i + 1] == pair[1]:
+                    out.append(new_id); i += 2
+                else:
+                    out.append(w[i]); i += 1
+            w[:] = out
+        merges.append(pair)
+    return merges
