@@ -158,3 +158,61 @@ def _track(reader: Reader) -> list[int]:
             elif high == 4:
                 events.extend((tick, PROGRAM, channel, a, 0))
     return events
+
+
+NOTE_FIELDS: Final = 7
+
+
+def pair_notes(tracks: list[list[int]]) -> tuple[list[int], list[int], list[int]]:
+    """Notes of all tracks as flat (start, end, pitch, velocity, program, drum, track) sevens,
+    and each track's end tick. A note_on (velocity > 0) opens a note; a note_off or note_on with
+    velocity 0 closes the oldest open note of that channel and pitch in the track (first in, first
+    out); programs are per channel of a track; channel index 9 is drums; notes still open at the
+    end of a track end there. Notes are in the order they close, then the unclosed ones. Also the
+    tempo and time signature events as flat (tick, kind, a, b) fours."""
+    notes: list[int] = []
+    track_ends: list[int] = []
+    meta: list[int] = []
+    for track_index in range(len(tracks)):
+        events = tracks[track_index]
+        programs = [0] * 16
+        # open notes in the order they started (few at a time, so a scan is cheap)
+        open_keys: list[int] = []
+        open_starts: list[int] = []
+        open_velocities: list[int] = []
+        open_programs: list[int] = []
+        track_end: i64 = 0
+        for index in range(0, len(events), FIELDS):
+            tick: i64 = events[index]
+            kind: i64 = events[index + 1]
+            channel: i64 = events[index + 2]
+            a: i64 = events[index + 3]
+            track_end = tick
+            if kind == NOTE_ON:
+                open_keys.append(channel * 128 + a)
+                open_starts.append(tick)
+                open_velocities.append(events[index + 4])
+                open_programs.append(programs[channel])
+            elif kind == NOTE_OFF:
+                key = channel * 128 + a
+                for slot in range(len(open_keys)):
+                    if open_keys[slot] == key:
+                        notes.extend(
+                            (open_starts[slot], tick, a, open_velocities[slot], open_programs[slot], 1 if channel == 9 else 0, track_index)
+                        )
+                        del open_keys[slot]
+                        del open_starts[slot]
+                        del open_velocities[slot]
+                        del open_programs[slot]
+                        break
+            elif kind == PROGRAM:
+                programs[channel] = a
+            elif kind == TEMPO or kind == TIME_SIGNATURE:
+                meta.extend((tick, kind, a, events[index + 4]))
+        for slot in range(len(open_keys)):
+            key = open_keys[slot]
+            notes.extend(
+                (open_starts[slot], track_end, key % 128, open_velocities[slot], open_programs[slot], 1 if key // 128 == 9 else 0, track_index)
+            )
+        track_ends.append(track_end)
+    return notes, track_ends, meta

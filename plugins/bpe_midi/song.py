@@ -8,18 +8,14 @@ parser or, with `parser: mido`, by mido; both give the same events.
 """
 
 import os
-from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from bpe_core.errors import BpeError
 from bpe_midi import smf
 
-DRUM_CHANNEL = 9
 
-
-@dataclass(frozen=True)
-class Note:
+class Note(NamedTuple):
     start: int
     end: int
     pitch: int
@@ -67,38 +63,23 @@ def events_from_mido(midi: Any) -> list[list[int]]:
 
 
 def song_from_events(source: str, ticks_per_beat: int, tracks: list[list[int]]) -> Song:
-    notes: list[Note] = []
+    flat, track_ends, meta = smf.pair_notes(tracks)
+    fields = smf.NOTE_FIELDS
+    notes = [
+        Note(flat[i], flat[i + 1], flat[i + 2], flat[i + 3], flat[i + 4], flat[i + 5] == 1, flat[i + 6])
+        for i in range(0, len(flat), fields)
+    ]
+    notes.sort(key=lambda note: (note.start, note.track, note.pitch, note.end))
     tempos: list[tuple[int, int]] = []
     signatures: list[tuple[int, int, int]] = []
-    song_end = 0
-    for track_index, events in enumerate(tracks):
-        programs = [0] * 16
-        sounding: dict[tuple[int, int], deque[tuple[int, int, int]]] = {}
-        track_end = 0
-        for index in range(0, len(events), smf.FIELDS):
-            tick, kind, channel, a, b = events[index : index + smf.FIELDS]
-            track_end = tick
-            if kind == smf.NOTE_ON:
-                sounding.setdefault((channel, a), deque()).append((tick, b, programs[channel]))
-            elif kind == smf.NOTE_OFF:
-                queue = sounding.get((channel, a))
-                if queue:
-                    start, velocity, program = queue.popleft()
-                    notes.append(Note(start, tick, a, velocity, program, channel == DRUM_CHANNEL, track_index))
-            elif kind == smf.PROGRAM:
-                programs[channel] = a
-            elif kind == smf.TEMPO:
-                tempos.append((tick, a))
-            elif kind == smf.TIME_SIGNATURE:
-                signatures.append((tick, a, b))
-        for (channel, pitch), queue in sounding.items():
-            for start, velocity, program in queue:  # never ended: closed at the end of the track
-                notes.append(Note(start, track_end, pitch, velocity, program, channel == DRUM_CHANNEL, track_index))
-        song_end = max(song_end, track_end)
-    notes.sort(key=lambda note: (note.start, note.track, note.pitch, note.end))
+    for index in range(0, len(meta), 4):
+        if meta[index + 1] == smf.TEMPO:
+            tempos.append((meta[index], meta[index + 2]))
+        else:
+            signatures.append((meta[index], meta[index + 2], meta[index + 3]))
     tempos.sort(key=lambda item: item[0])
     signatures.sort(key=lambda item: item[0])
-    return Song(source, ticks_per_beat, notes, tempos, signatures, song_end)
+    return Song(source, ticks_per_beat, notes, tempos, signatures, max(track_ends, default=0))
 
 
 def read_song(path: str, parser: str = "fast") -> Song:
