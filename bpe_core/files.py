@@ -4,6 +4,7 @@ outputs so that a failure never leaves a truncated or half-written file behind."
 import contextlib
 import glob
 import hashlib
+import json
 import os
 import sys
 import tempfile
@@ -77,3 +78,14 @@ def file_source(path: str) -> Source:
             digest.update(block)
             size += len(block)
     return Source(path, size, digest.hexdigest())
+
+
+def read_json(path: str, description: str) -> Any:
+    """A JSON file's content; a missing, unreadable or invalid file is a BpeError naming it."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return json.load(handle)
+    except OSError as error:
+        raise BpeError(f"cannot read {description} {path}: {error.strerror or error}") from error
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise BpeError(f"{path} is not a {description} (invalid JSON: {error})") from error

@@ -249,9 +249,6 @@ class Trainer:
         if self.alphabet_size + num_merges >= self.id_bound:
             raise ValueError("num_merges exceeds the max_vocab the trainer was built for")
         pairs = self.pairs
-        pair_at = self.pair_at
-        prv = self.prv
-        nxt = self.nxt
         heap = PairHeap()
         for pair_id in range(pairs.size()):
             if pairs.count[pair_id] > 0:

@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output
+from bpe_core.files import atomic_output, read_json
 from bpe_core.formats.tiktoken import NAMED_PATTERNS, pretokenizer_for
 from bpe_core.plugins import registry
 
@@ -77,13 +77,7 @@ def from_hf(path: str | os.PathLike[str]) -> "Tokenizer":
     from bpe_core.pipeline import Tokenizer
 
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as error:
-        raise BpeError(f"cannot read {path}: {error.strerror or error}") from error
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise BpeError(f"{path} is not a tokenizer.json (invalid JSON: {error})") from error
+    data = read_json(path, "tokenizer.json")
     model = data.get("model") if isinstance(data, dict) else None
     if not isinstance(model, dict) or model.get("type", "BPE") != "BPE" or "merges" not in model:
         kind = model.get("type") if isinstance(model, dict) else None

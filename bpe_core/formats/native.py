@@ -10,7 +10,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output
+from bpe_core.files import atomic_output, read_json
 from bpe_core.plugins import registry
 
 if TYPE_CHECKING:
@@ -65,13 +65,7 @@ def load(path: str | os.PathLike[str]) -> "Tokenizer":
     from bpe_core.pipeline import Tokenizer
 
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except OSError as error:
-        raise BpeError(f"cannot read tokenizer {path}: {error.strerror or error}") from error
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise BpeError(f"{path} is not a tokenizer file (invalid JSON: {error})") from error
+    data = read_json(path, "tokenizer file")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BpeError(f"{path} is not a bpe-core tokenizer file (no \"format\": \"{FORMAT}\")")
     version = data.get("version")

@@ -6,7 +6,6 @@ header (Biopython only warns about that), unreadable files.
 """
 
 import gzip
-import os
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass

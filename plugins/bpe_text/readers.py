@@ -7,7 +7,6 @@ for standard input. Text must be UTF-8; an undecodable file is an error that nam
 import gzip
 import io
 import json
-import os
 import sys
 from collections.abc import Iterator
 from typing import IO, Any
