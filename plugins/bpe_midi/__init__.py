@@ -6,9 +6,11 @@ from bpe_core.components import DecoderFactory, PretokenizerFactory, ReaderFacto
 from bpe_core.hookspecs import hookimpl
 from bpe_midi.decoding import MidiDecoder
 from bpe_midi.events import MidiEventPretokenizer
+from bpe_midi.metrics import metrics
 from bpe_midi.reader import MidiReader
 
 __version__ = "0.1.0"
+__all__ = ["metrics"]
 
 
 @hookimpl
