@@ -145,9 +145,11 @@ def _cmd_decode(args: argparse.Namespace) -> int:
             raise BpeError(f"the input holds {len(documents)} documents; decode one per file (one line of ids)")
         tokenizer.decoder.write(documents[0], args.output)
         return 0
+    # text is written exactly, adding nothing; other documents (DNA sequences) one per line
+    separator = "" if tokenizer.decoder.name == "text" else "\n"
     with atomic_output(args.output, binary=False) as out:
         for document in documents:
-            out.write(document)
+            out.write(document + separator)
     return 0
 
 
@@ -172,9 +174,10 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             f"trained on:    {provenance.get('chunks', 0):,} chunks ({provenance.get('unique_chunks', 0):,} unique), "
             f"{provenance.get('symbols', 0):,} symbols, in {provenance.get('seconds', 0)} s"
         )
+        unit = {"text": "bytes", "dna": "nucleotides", "dna-kmers": "k-mers", "midi": "events"}.get(tokenizer.decoder.name, "symbols")
         if provenance.get("tokens"):
             print(
-                f"compression:   {provenance['symbols'] / provenance['tokens']:.2f} base symbols per token on the training data"
+                f"compression:   {provenance['symbols'] / provenance['tokens']:.2f} base symbols ({unit}) per token on the training data"
             )
         for source in provenance.get("inputs", []):
             print(f"  {source['path']}  {source['size']:,} bytes  sha256 {source['sha256'][:16]}...")

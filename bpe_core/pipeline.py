@@ -20,7 +20,7 @@ from bpe_core import progress as progress_bars
 from bpe_core.components import Pretokenizer, Reader, Source, StreamedText
 from bpe_core.config import Config, load_config
 from bpe_core.counting import count_chunks, piece_size, pieces
-from bpe_core.engine import TIE_RULES, Decoder, Encoder, Trainer
+from bpe_core.engine import TIE_RULES, Alphabet, Decoder, Encoder, Trainer
 from bpe_core.errors import BpeError
 from bpe_core.parallel import ordered_map
 from bpe_core.plugins import registry
@@ -69,7 +69,10 @@ class Tokenizer:
         """
         self.name = name
         self.pretokenizer = pretokenizer
-        self.alphabet: list[str] = pretokenizer.alphabet()
+        try:
+            self.alphabet: list[str] = Alphabet(pretokenizer.alphabet()).labels
+        except ValueError as error:
+            raise BpeError(f"pretokenizer {pretokenizer.name!r}: {error}") from None
         self.alphabet_size = len(self.alphabet)
         self._merges = list(merges)
         self.merge_counts = list(merge_counts) if merge_counts is not None else []

@@ -3,7 +3,7 @@
 from typing import Final
 
 MIN_ALPHABET: Final = 2
-MAX_ALPHABET: Final = 65536
+MAX_ALPHABET: Final = 1 << 17  # 8-mers of DNA (65,536) with tails and ambiguity letters fit
 
 
 class Alphabet:

@@ -178,6 +178,10 @@ def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
         if token in vocab and vocab[token] != token_id:
             raise BpeError(f"ids {vocab[token]} and {token_id} both stand for {token!r}; a tokenizer.json cannot hold that")
         vocab[token] = token_id
+    for token, token_id in tokenizer.special_ids.items():
+        # in the model vocabulary too, so Hugging Face keeps their ids (DNABERT-2 has [UNK] at 0)
+        if vocab.setdefault(token, token_id) != token_id:
+            raise BpeError(f"special token {token!r} (id {token_id}) is also the regular token {vocab[token]}")
     added = [
         {"id": token_id, "content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
         for token, token_id in sorted(tokenizer.special_ids.items(), key=lambda item: item[1])

@@ -194,7 +194,7 @@ class KmerPretokenizer:
 
     stride 1 overlaps as DNABERT does; stride k does not (Nucleotide Transformer). The tail
     shorter than a k-mer is `single` nucleotides, dropped (`drop`, lossy) or one k-mer padded with
-    N (`pad`, k up to 7). `canonical: true` gives a k-mer and its reverse complement one symbol
+    N (`pad`). `canonical: true` gives a k-mer and its reverse complement one symbol
     (lossy: decoding gives the canonical k-mer). N and IUPAC letters break chunks and are their
     own symbols (n: split), or N is a fifth base (n: symbol, 5^k k-mers).
     """
@@ -231,10 +231,6 @@ class KmerPretokenizer:
                 partial = [prefix + base for prefix in partial for base in bases]
                 labels += [prefix + "N" * (k - length) for prefix in partial]
         labels += [letter for letter in self.policy.letters if letter not in bases]
-        if len(labels) > 65536:
-            raise BpeError(
-                f"pretokenizer.k: {len(labels)} symbols for k={k} with these options; the alphabet holds at most 65,536"
-            )
         self.labels = labels
         self.symbol_ids = {label: index for index, label in enumerate(labels)}
 
@@ -301,4 +297,4 @@ class KmerPretokenizer:
         return 0
 
     def decoder_options(self) -> dict[str, Any]:
-        return {"k": self.k, "stride": self.stride, "padded": self.remainder == "pad"}
+        return {"k": self.k, "stride": self.stride, "padded": self.remainder == "pad" and self.k > 1}

@@ -74,6 +74,14 @@ class FastaReader(_SequenceReader):
 
         count = 0
         with _open(path) as handle:
+            first = ""
+            while not first.strip():
+                first = handle.readline()
+                if not first:
+                    break
+            if first.strip() and not first.startswith(">"):
+                raise BpeError(f"{path}: not FASTA: text before the first '>' header: {first.strip()[:60]!r}")
+            handle.seek(0)
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("error")  # Biopython warns about text before the first '>'
@@ -111,6 +119,9 @@ class FastqReader(_SequenceReader):
                         raise ValueError("empty sequence")
                     if any(ch.isspace() for ch in sequence):
                         raise ValueError("whitespace inside the sequence")
+                    bad = next((ch for ch in quality if not "!" <= ch <= "~"), None)
+                    if bad is not None:
+                        raise ValueError(f"quality character {bad!r} is not a printable ASCII score ('!' to '~')")
                     yield Record(path, title.split(None, 1)[0] if title else f"#{count}", sequence)
             except UnicodeDecodeError as error:
                 raise BpeError(f"{path}, after {last}: not a text file ({error.reason} at byte {error.start})") from None

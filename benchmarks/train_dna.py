@@ -1,0 +1,450 @@
+"""DNA: whole-genome BPE through the pipeline against Hugging Face tokenizers on cut genomes.
+
+Data: the E. coli K-12 MG1655 genome (one 4,639,675 bp record) and the 10,000 phage lambda reads
+of ../shared/data/dna. bpe-core trains the `configs/dnabert2-style.yaml` pipeline (FASTA reader,
+`dna-nucleotides`, vocab 4096, min_frequency 2, BERT specials at the start) on the genome as ONE
+sequence, through `bpe_core.train`. Hugging Face tokenizers (`models.BPE()`, `Whitespace`
+pre-tokenizer, `BpeTrainer` with the same vocab, min_frequency and specials) trains on the same
+genome cut into 1 kb, 10 kb and 100 kb lines, which is how people use it on genomes; the 100 kb
+run is stopped after 180 s. bpe-core also trains on genome prefixes of 0.5, 1, 2 and 4 Mbp to
+show how time grows with length. Then both encode the genome and the reads.
+
+Each measurement is a fresh interpreter (`_common`): a child times the work including reading
+the gzipped FASTA (imports excluded); the parent samples the child's process-tree RSS. Prints the
+tables and writes them to the "DNA" section of docs/benchmarks.md. It asserts nothing.
+
+    .venv/bin/python benchmarks/train_dna.py [--repeats N]
+"""
+
+import argparse
+import gzip
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import _common
+from _common import ChildJob, Summary, markdown_table, ratio
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DNA_DIR = REPO_ROOT.parent / "shared" / "data" / "dna"
+GENOME = DNA_DIR / "ecoli_k12_mg1655.fa.gz"
+READS = DNA_DIR / "lambda_reads_1.fq.gz"
+CONFIG = REPO_ROOT / "configs" / "dnabert2-style.yaml"
+VOCAB_SIZE = 4096
+MIN_FREQUENCY = 2
+SPECIAL_TOKENS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+HF_LINE_LENGTHS = (1_000, 10_000, 100_000)
+HF_ENCODE_LINE_LENGTH = 10_000
+HF_TIMEOUT_SECONDS = 180.0
+PREFIX_BASE_PAIRS = (500_000, 1_000_000, 2_000_000, 4_000_000)
+SECTION_HEADING = "## DNA (benchmarks/train_dna.py)"
+
+
+# ---------------------------------------------------------------------------------------------
+# children
+
+
+def read_genome(path: Path) -> str:
+    """The single record of a gzipped or plain FASTA file: header dropped, lines joined."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rt") as handle:  # type: ignore[operator]
+        lines = handle.read().split("\n")
+    if not lines[0].startswith(">") or any(line.startswith(">") for line in lines[1:]):
+        raise ValueError(f"{path}: expected exactly one FASTA record")
+    return "".join(line.strip() for line in lines[1:])
+
+
+def read_reads(path: Path) -> list[str]:
+    with gzip.open(path, "rt") as handle:
+        lines = handle.read().splitlines()
+    return [lines[index + 1] for index in range(0, len(lines), 4)]
+
+
+def cut(sequence: str, length: int) -> list[str]:
+    return [sequence[start : start + length] for start in range(0, len(sequence), length)]
+
+
+def train_with_bpe_core(args: list[str]) -> dict[str, Any]:
+    fasta, output = Path(args[0]), args[1]
+    import bpe_core
+    from bpe_core import engine
+
+    overrides = {"trainer.vocab_size": VOCAB_SIZE, "trainer.min_frequency": MIN_FREQUENCY}
+    started = time.perf_counter()
+    tokenizer = bpe_core.train(str(CONFIG), [str(fasta)], overrides, progress=False)
+    seconds = time.perf_counter() - started
+    if output != "-":
+        tokenizer.save(output)
+    provenance = tokenizer.provenance
+    return {
+        "seconds": seconds,
+        "base_pairs": provenance["symbols"],
+        "training_tokens": provenance["tokens"],
+        "merges": len(tokenizer.merges),
+        "vocab_size": tokenizer.vocab_size,
+        "compiled": engine.is_compiled(),
+        "bpe_core_location": bpe_core.__file__,
+    }
+
+
+def train_with_hf_tokenizers(args: list[str]) -> dict[str, Any]:
+    line_length, output = int(args[0]), args[1]
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    started = time.perf_counter()
+    lines = cut(read_genome(GENOME), line_length)
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB_SIZE, min_frequency=MIN_FREQUENCY, special_tokens=SPECIAL_TOKENS, show_progress=False
+    )
+    tokenizer.train_from_iterator(lines, trainer)
+    seconds = time.perf_counter() - started
+    tokenizer.save(output)
+    merges = len(json.loads(tokenizer.to_str())["model"]["merges"])
+    return {"seconds": seconds, "lines": len(lines), "vocab_size": tokenizer.get_vocab_size(), "merges": merges}
+
+
+def encode_with_bpe_core(args: list[str]) -> dict[str, Any]:
+    import bpe_core
+    from bpe_core.plugins import registry
+
+    (record,) = registry().reader("fasta", {}).documents([str(GENOME)])
+    reads = [read.sequence for read in registry().reader("fastq", {}).documents([str(READS)])]
+
+    # a freshly loaded tokenizer for each measurement: the encoder caches chunks it has seen
+    tokenizer = bpe_core.load(args[0])
+    started = time.perf_counter()
+    genome_ids = tokenizer.encode(record)
+    genome_seconds = time.perf_counter() - started
+    round_trip = tokenizer.decode(genome_ids) == record.sequence
+
+    tokenizer = bpe_core.load(args[0])
+    started = time.perf_counter()
+    one_worker = tokenizer.encode_batch(reads, workers=1)
+    reads_one_worker_seconds = time.perf_counter() - started
+    tokenizer = bpe_core.load(args[0])
+    started = time.perf_counter()
+    two_workers = tokenizer.encode_batch(reads, workers=2)
+    reads_two_workers_seconds = time.perf_counter() - started
+    return {
+        "seconds": genome_seconds,
+        "genome_seconds": genome_seconds,
+        "genome_base_pairs": len(record.sequence),
+        "genome_tokens": len(genome_ids),
+        "genome_round_trip": round_trip,
+        "reads": len(reads),
+        "read_base_pairs": sum(map(len, reads)),
+        "read_tokens": sum(map(len, one_worker)),
+        "reads_one_worker_seconds": reads_one_worker_seconds,
+        "reads_two_workers_seconds": reads_two_workers_seconds,
+        "reads_round_trip": one_worker == two_workers and all(tokenizer.decode(ids) == read for ids, read in zip(one_worker, reads)),
+    }
+
+
+def encode_with_hf_tokenizers(args: list[str]) -> dict[str, Any]:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(args[0])
+    genome = read_genome(GENOME)
+    lines = cut(genome, HF_ENCODE_LINE_LENGTH)
+    reads = read_reads(READS)
+
+    started = time.perf_counter()
+    genome_encodings = tokenizer.encode_batch(lines)
+    genome_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    read_encodings = tokenizer.encode_batch(reads)
+    reads_seconds = time.perf_counter() - started
+    return {
+        "seconds": genome_seconds,
+        "genome_seconds": genome_seconds,
+        "genome_base_pairs": len(genome),
+        "genome_tokens": sum(len(encoding.ids) for encoding in genome_encodings),
+        "reads": len(reads),
+        "read_tokens": sum(len(encoding.ids) for encoding in read_encodings),
+        "reads_seconds": reads_seconds,
+    }
+
+
+CHILD_TASKS = {
+    "train-bpe-core": train_with_bpe_core,
+    "train-hf": train_with_hf_tokenizers,
+    "encode-bpe-core": encode_with_bpe_core,
+    "encode-hf": encode_with_hf_tokenizers,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# parent
+
+
+def write_prefix(genome: str, length: int, path: Path) -> Path:
+    sequence = genome[:length]
+    with open(path, "w") as handle:
+        handle.write(f">ecoli-prefix-{length}\n")
+        handle.writelines(sequence[start : start + 80] + "\n" for start in range(0, len(sequence), 80))
+    return path
+
+
+def seconds_or_limit(summary: Summary) -> str:
+    return f"> {HF_TIMEOUT_SECONDS:.0f}" if summary.timed_out and not summary.best else f"{summary.seconds():.2f}"
+
+
+def kb(length: int) -> str:
+    return f"{length // 1000} kb"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=2, help="runs per measurement; the fastest counts")
+    options = parser.parse_args()
+    script = Path(__file__).resolve()
+    started = time.perf_counter()
+    load_at_start = _common.load_average()
+    genome = read_genome(GENOME)
+
+    with tempfile.TemporaryDirectory(prefix="bpe-bench-dna-") as temporary:
+        work_dir = Path(temporary)
+        ours_file = work_dir / "bpe-core-ecoli.json"
+        hf_files = {length: work_dir / f"hf-{length}.json" for length in HF_LINE_LENGTHS}
+
+        # Our runs are short, so they get one more repeat: the growth exponent is sensitive to noise.
+        ours_repeats = options.repeats + 1
+        print(f"training: bpe-core on the whole genome and on prefixes (repeats {ours_repeats})")
+        jobs: dict[str, ChildJob] = {"bpe-core whole": ChildJob("train-bpe-core", (str(GENOME), str(ours_file)))}
+        for length in PREFIX_BASE_PAIRS:
+            prefix = write_prefix(genome, length, work_dir / f"prefix-{length}.fa")
+            jobs[f"bpe-core {length}"] = ChildJob("train-bpe-core", (str(prefix), "-"))
+        training = _common.run_interleaved(script, jobs, ours_repeats, work_dir)
+        print(f"training: HF on 1 kb and 10 kb lines (repeats {options.repeats})")
+        hf_jobs = {
+            f"hf {kb(length)} lines": ChildJob("train-hf", (str(length), str(hf_files[length]))) for length in HF_LINE_LENGTHS[:2]
+        }
+        training.update(_common.run_interleaved(script, hf_jobs, options.repeats, work_dir))
+        print(f"training: HF on {kb(HF_LINE_LENGTHS[2])} lines (once, stopped after {HF_TIMEOUT_SECONDS:.0f} s)")
+        slowest = f"hf {kb(HF_LINE_LENGTHS[2])} lines"
+        training.update(
+            _common.run_interleaved(
+                script,
+                {slowest: ChildJob("train-hf", (str(HF_LINE_LENGTHS[2]), str(hf_files[HF_LINE_LENGTHS[2]])), timeout_seconds=HF_TIMEOUT_SECONDS)},
+                1,
+                work_dir,
+            )
+        )
+
+        print("encoding the genome and the reads")
+        encode_jobs: dict[str, ChildJob] = {"bpe-core": ChildJob("encode-bpe-core", (str(ours_file),))}
+        for length in HF_LINE_LENGTHS:
+            if hf_files[length].exists():
+                encode_jobs[f"hf {kb(length)} lines"] = ChildJob("encode-hf", (str(hf_files[length]),))
+        encoding = _common.run_interleaved(script, encode_jobs, options.repeats, work_dir)
+
+    ours = training["bpe-core whole"]
+    _common.check_installed_package(ours.best.get("bpe_core_location"))
+    ours_encoding = encoding["bpe-core"]
+    hf_10kb = training[f"hf {kb(HF_ENCODE_LINE_LENGTH)} lines"]
+
+    # training against HF
+    training_rows = [
+        [
+            "bpe-core",
+            f"1 sequence of {ours.best['base_pairs']:,} bp",
+            f"{ours.seconds():.2f}",
+            f"{ours.peak_tree_mb:.0f}",
+            str(ours.best["merges"]),
+            f"{ours_encoding.best['genome_base_pairs'] / ours_encoding.best['genome_tokens']:.2f}",
+            "1.00",
+        ]
+    ]
+    for length in HF_LINE_LENGTHS:
+        name = f"hf {kb(length)} lines"
+        summary = training[name]
+        per_token = "n/a (did not finish)"
+        if name in encoding:
+            best = encoding[name].best
+            per_token = f"{best['genome_base_pairs'] / best['genome_tokens']:.2f}"
+        finished = bool(summary.best)
+        training_rows.append(
+            [
+                "hf-tokenizers",
+                f"{summary.best['lines'] if finished else math.ceil(len(genome) / length)} lines of {length:,} bp",
+                seconds_or_limit(summary),
+                f"{summary.peak_tree_mb:.0f}",
+                str(summary.best["merges"]) if finished else "n/a",
+                per_token,
+                f"{ratio(summary.seconds(), ours.seconds()):.2f}" if finished else f"> {HF_TIMEOUT_SECONDS / ours.seconds():.1f}",
+            ]
+        )
+    training_table = markdown_table(
+        ["tool", "input", "seconds (read + train)", "peak MB", "merges", "bp per token (whole genome)", "time / bpe-core"],
+        training_rows,
+    )
+
+    # growth with genome length
+    growth_rows = []
+    previous: Summary | None = None
+    lengths = [*PREFIX_BASE_PAIRS, ours.best["base_pairs"]]
+    summaries = [*(training[f"bpe-core {length}"] for length in PREFIX_BASE_PAIRS), ours]
+    for length, summary in zip(lengths, summaries):
+        columns = ["", "", ""]
+        if previous is not None:
+            length_factor = ratio(summary.best["base_pairs"], previous.best["base_pairs"])
+            time_factor = ratio(summary.seconds(), previous.seconds())
+            columns = [f"{length_factor:.2f}x", f"{time_factor:.2f}x", f"{math.log(time_factor) / math.log(length_factor):.2f}"]
+        growth_rows.append(
+            [
+                f"{summary.best['base_pairs'] / 1e6:.2f}",
+                f"{summary.seconds():.2f}",
+                str(summary.best["merges"]),
+                f"{summary.peak_tree_mb:.0f}",
+                *columns,
+                f"{summary.seconds() / summary.best['base_pairs'] * 1e6:.2f}",
+            ]
+        )
+        previous = summary
+    growth_table = markdown_table(
+        ["Mbp", "seconds (read + train)", "merges", "peak MB", "length vs previous", "time vs previous", "exponent", "µs per bp"],
+        growth_rows,
+    )
+    first = summaries[0]
+    overall_length = ratio(ours.best["base_pairs"], first.best["base_pairs"])
+    overall_time = ratio(ours.seconds(), first.seconds())
+    growth_summary = (
+        f"From {first.best['base_pairs'] / 1e6:.2f} to {ours.best['base_pairs'] / 1e6:.2f} Mbp the length grows "
+        f"{overall_length:.2f}x and the time {overall_time:.2f}x (exponent "
+        f"{math.log(overall_time) / math.log(overall_length):.2f}; 1.00 is linear)."
+    )
+
+    # encoding
+    ob = ours_encoding.best
+    encode_rows = [
+        [
+            "bpe-core (`tok.encode(record)`)",
+            f"1 sequence, {ob['genome_base_pairs']:,} bp",
+            f"{ob['genome_seconds']:.2f}",
+            f"{ob['genome_tokens']:,}",
+            "1.00",
+        ],
+        [
+            "bpe-core (`encode_batch`, workers=1)",
+            f"{ob['reads']:,} reads, {ob['read_base_pairs']:,} bp",
+            f"{ob['reads_one_worker_seconds']:.2f}",
+            f"{ob['read_tokens']:,}",
+            "1.00",
+        ],
+        [
+            "bpe-core (`encode_batch`, workers=2)",
+            f"{ob['reads']:,} reads",
+            f"{ob['reads_two_workers_seconds']:.2f}",
+            f"{ob['read_tokens']:,}",
+            f"{ratio(ob['reads_two_workers_seconds'], ob['reads_one_worker_seconds']):.2f}",
+        ],
+    ]
+    hf_name = f"hf {kb(HF_ENCODE_LINE_LENGTH)} lines"
+    if hf_name in encoding:
+        hb = encoding[hf_name].best
+        encode_rows += [
+            [
+                f"hf-tokenizers (trained on {kb(HF_ENCODE_LINE_LENGTH)} lines, `encode_batch`)",
+                f"{math.ceil(hb['genome_base_pairs'] / HF_ENCODE_LINE_LENGTH)} lines of {HF_ENCODE_LINE_LENGTH:,} bp",
+                f"{hb['genome_seconds']:.2f}",
+                f"{hb['genome_tokens']:,}",
+                f"{ratio(hb['genome_seconds'], ob['genome_seconds']):.2f}",
+            ],
+            [
+                f"hf-tokenizers (trained on {kb(HF_ENCODE_LINE_LENGTH)} lines, `encode_batch`)",
+                f"{hb['reads']:,} reads",
+                f"{hb['reads_seconds']:.2f}",
+                f"{hb['read_tokens']:,}",
+                f"{ratio(hb['reads_seconds'], ob['reads_one_worker_seconds']):.2f} (vs workers=1)",
+            ],
+        ]
+    encode_table = markdown_table(["tool", "input", "seconds", "tokens", "time / bpe-core"], encode_rows)
+
+    hf_ratio = ratio(hf_10kb.seconds(), ours.seconds()) if hf_10kb.best else math.nan
+    acceptance = (
+        f"Acceptance (issue 5): bpe-core on the whole genome as one sequence takes {ours.seconds():.2f} s, "
+        f"Hugging Face on 10 kb lines {hf_10kb.seconds():.2f} s (HF / bpe-core = {hf_ratio:.2f}; "
+        f"{'met' if hf_ratio > 1 else 'NOT met'}); growth exponent 0.5 -> 4.6 Mbp "
+        f"{math.log(overall_time) / math.log(overall_length):.2f}. "
+        f"Round trips in the encoding child: genome {ob['genome_round_trip']}, reads {ob['reads_round_trip']}."
+    )
+
+    command = f".venv/bin/python benchmarks/train_dna.py --repeats {options.repeats}"
+    machine = _common.machine_lines(ours.best.get("compiled"), ours.best.get("bpe_core_location"), ["tokenizers"], load_at_start)
+    notes = [
+        (
+            f"bpe-core: `bpe_core.train('configs/dnabert2-style.yaml', [genome], {{'trainer.vocab_size': {VOCAB_SIZE}, "
+            f"'trainer.min_frequency': {MIN_FREQUENCY}}})`: FASTA reader (Biopython), `dna-nucleotides` (case fold, N and "
+            "IUPAC letters split; the genome has none, so it is one chunk), 15 base symbols + 5 specials + 4076 merges, "
+            "tie-break smallest."
+        ),
+        (
+            f"HF tokenizers: `Tokenizer(models.BPE())`, `pre_tokenizers.Whitespace()`, `BpeTrainer(vocab_size={VOCAB_SIZE}, "
+            f"min_frequency={MIN_FREQUENCY}, special_tokens=[5 BERT specials])`, `train_from_iterator(lines)`; pairs across "
+            "line ends are not counted, so its input is not identical to ours. The 100 kb run is stopped after "
+            f"{HF_TIMEOUT_SECONDS:.0f} s."
+        ),
+        (
+            f"Training seconds: fastest of {options.repeats + 1} runs for bpe-core, {options.repeats} for HF on 1 kb and "
+            "10 kb lines, one for HF on 100 kb lines; each run in a fresh interpreter, "
+            "timed in the child from before reading the gzipped FASTA to the end of training (imports excluded). "
+            "Prefixes are written as plain FASTA files first."
+        ),
+        (
+            f"bp per token: the whole genome encoded by each trained tokenizer: bpe-core as one record, HF as "
+            f"{HF_ENCODE_LINE_LENGTH // 1000} kb lines (`encode_batch`, tokens summed)."
+        ),
+        (
+            "Encoding: fastest of the runs; tokenizers loaded and inputs read before timing, bpe-core's tokenizer "
+            "loaded afresh for each measurement (its chunk cache starts empty). bpe-core `encode_batch` with workers=2 "
+            "forks processes; HF `encode_batch` uses its own thread pool (all cores)."
+        ),
+        "Peak MB: highest sum of RSS over the child's process tree sampled every ~10 ms.",
+    ]
+    body = "\n".join(
+        [
+            f"Command: `{command}` (total {time.perf_counter() - started:.0f} s)",
+            "",
+            *machine,
+            _common.contention_line([*training.values(), *encoding.values()]),
+            "",
+            acceptance,
+            "",
+            f"### Training: E. coli K-12 MG1655, vocab {VOCAB_SIZE}, min_frequency {MIN_FREQUENCY}",
+            "",
+            training_table,
+            "",
+            "### bpe-core time against genome length (prefixes, one sequence each)",
+            "",
+            growth_table,
+            "",
+            growth_summary,
+            "",
+            "### Encoding the genome and 10,000 reads",
+            "",
+            encode_table,
+            "",
+            "### Method",
+            "",
+            *(f"- {note}" for note in notes),
+        ]
+    )
+    print()
+    print(SECTION_HEADING)
+    print()
+    print(body)
+    _common.write_section(SECTION_HEADING, body)
+    print(f"\nwrote section to {_common.BENCHMARKS_DOC}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        _common.child_main(CHILD_TASKS, sys.argv[2:])
+    else:
+        main()

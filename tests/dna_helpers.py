@@ -1,0 +1,140 @@
+"""Helpers for the DNA tests: where the shared genomes and reads are, an independent reading of
+them, independent re-statements of DNA facts (complement, k-mer order, window counts), and
+running the `bpe` command.
+
+Nothing here imports bpe_core or Biopython: expected values in the tests must not come from the
+code under test. Expected values are computed by the plainest possible code.
+"""
+
+import gzip
+import os
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+TESTS_DIR = Path(__file__).resolve().parent
+PROJECT_ROOT = TESTS_DIR.parent
+CONFIGS_DIR = PROJECT_ROOT / "configs"
+DNA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "dna"
+LAMBDA_PATH = DNA_DIR / "lambda_phage.fa.gz"
+ECOLI_PATH = DNA_DIR / "ecoli_k12_mg1655.fa.gz"
+CHR17_PATH = DNA_DIR / "human_chr17_part_softmasked.fa.gz"
+TANDEM_PATH = DNA_DIR / "tandem_repeat_stress.fa.gz"
+READS_PATH = DNA_DIR / "lambda_reads_1.fq.gz"
+MALFORMED_DIR = DNA_DIR / "malformed"
+FASTA_PATHS = (LAMBDA_PATH, ECOLI_PATH, CHR17_PATH, TANDEM_PATH)
+DNABERT2_CONFIG = CONFIGS_DIR / "dnabert2-style.yaml"
+NT_6MER_CONFIG = CONFIGS_DIR / "nt-6mer.yaml"
+DNABERT_6MER_CONFIG = CONFIGS_DIR / "dnabert-6mer.yaml"
+BPE = Path(sys.executable).parent / "bpe"
+
+PURE = os.environ.get("BPE_CORE_PURE") == "1"
+BASES = "ACGT"
+IUPAC = "RYKMSWBDHV"
+BERT_SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+# IUPAC complement (Cornish-Bowden 1985): A-T, C-G, R-Y, K-M, B-V, D-H; S, W, N are their own.
+COMPLEMENT = {
+    "A": "T", "C": "G", "G": "C", "T": "A", "N": "N",
+    "R": "Y", "Y": "R", "K": "M", "M": "K", "S": "S", "W": "W", "B": "V", "V": "B", "D": "H", "H": "D",
+}  # fmt: skip
+
+
+def require(path: Path) -> Path:
+    assert path.exists(), f"shared test data {path} is missing (see {DNA_DIR.parent / 'README.md'})"
+    return path
+
+
+def _open_text(path: Path):  # type: ignore[no-untyped-def]
+    return gzip.open(path, "rt", encoding="ascii") if path.name.endswith(".gz") else open(path, encoding="ascii")
+
+
+@lru_cache(maxsize=8)
+def fasta_records(path: Path) -> tuple[tuple[str, str], ...]:
+    """(first word of the header, sequence) for each record, in file order, lines joined."""
+    records: list[tuple[str, list[str]]] = []
+    with _open_text(require(path)) as handle:
+        for line in handle:
+            line = line.strip()
+            if line.startswith(">"):
+                records.append((line[1:].split()[0], []))
+            elif line:
+                assert records, f"{path}: sequence before the first header"
+                records[-1][1].append(line)
+    return tuple((name, "".join(lines)) for name, lines in records)
+
+
+@lru_cache(maxsize=2)
+def fastq_reads(path: Path = READS_PATH) -> tuple[tuple[str, str], ...]:
+    """(first word of the title, sequence) for each 4-line FASTQ record."""
+    with _open_text(require(path)) as handle:
+        lines = handle.read().splitlines()
+    assert len(lines) % 4 == 0
+    reads = []
+    for index in range(0, len(lines), 4):
+        title, sequence, plus, quality = lines[index : index + 4]
+        assert title.startswith("@") and plus.startswith("+") and len(sequence) == len(quality)
+        reads.append((title[1:].split()[0], sequence))
+    return tuple(reads)
+
+
+def single_sequence(path: Path) -> str:
+    (record,) = fasta_records(path)
+    return record[1]
+
+
+def write_fasta(path: Path, records: list[tuple[str, str]], width: int = 70) -> Path:
+    with open(path, "w", encoding="ascii") as handle:
+        for name, sequence in records:
+            handle.write(f">{name}\n")
+            handle.writelines(sequence[start : start + width] + "\n" for start in range(0, len(sequence), width))
+    return path
+
+
+def reverse_complement(sequence: str) -> str:
+    return "".join(COMPLEMENT[letter] for letter in reversed(sequence.upper()))
+
+
+def kmer_index(kmer: str) -> int:
+    """The rank of a k-mer among all 4^k k-mers in A < C < G < T lexicographic order."""
+    index = 0
+    for letter in kmer:
+        index = index * 4 + BASES.index(letter)
+    return index
+
+
+def window_count(length: int, size: int, overlap: int) -> int:
+    """How many windows of `size` stepping by size - overlap cover `length` letters."""
+    if length <= size:
+        return 1
+    step = size - overlap
+    return 1 + -(-(length - size) // step)
+
+
+def bpe_env() -> dict[str, str]:
+    """This environment, so BPE_CORE_PURE carries over to the `bpe` subprocess."""
+    return dict(os.environ)
+
+
+def run_bpe(*args: object, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run the installed `bpe` console script (never the source tree: cwd is a temporary directory)."""
+    return subprocess.run(
+        [str(BPE), *map(str, args)], cwd=cwd, capture_output=True, text=True, env=bpe_env(), timeout=timeout, check=False
+    )
+
+
+def assert_ok(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 0, f"exit {result.returncode}, stderr:\n{result.stderr}"
+    assert "Traceback" not in result.stderr
+    return result.stdout
+
+
+def assert_clean_error(result: subprocess.CompletedProcess[str], *fragments: str) -> str:
+    """Exit status 2, exactly one `error: ...` line on stderr holding each fragment, no traceback."""
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 2, f"exit {result.returncode}, stderr:\n{result.stderr}"
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), f"expected one error line, got:\n{result.stderr}"
+    for fragment in fragments:
+        assert fragment in lines[0], f"{fragment!r} not in {lines[0]!r}"
+    return lines[0]
