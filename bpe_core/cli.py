@@ -7,7 +7,7 @@ This module parses arguments and prints; the work happens in the library.
 import argparse
 import sys
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -145,11 +145,10 @@ def _cmd_decode(args: argparse.Namespace) -> int:
             raise BpeError(f"the input holds {len(documents)} documents; decode one per file (one line of ids)")
         tokenizer.decoder.write(documents[0], args.output)
         return 0
-    # text is written exactly, adding nothing; other documents (DNA sequences) one per line
+    # text is written exactly, adding nothing; other documents (DNA records) on lines of their own
     separator = "" if tokenizer.decoder.name == "text" else "\n"
     with atomic_output(args.output, binary=False) as out:
-        for document in documents:
-            out.write(document + separator)
+        out.write(separator.join(documents))
     return 0
 
 
@@ -255,10 +254,17 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's error convention: one `error: ...` line, exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bpe", description="Train and apply byte-pair encoding to text, DNA and music.")
+    parser = _Parser(prog="bpe", description="Train and apply byte-pair encoding to text, DNA and music.")
     parser.add_argument("--version", action="version", version=_version())
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     train = commands.add_parser("train", help="train a tokenizer from a YAML config")
     train.add_argument("config")

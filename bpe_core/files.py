@@ -39,6 +39,7 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
     try:
         with handle:
             yield handle
+        os.chmod(handle.name, 0o666 & ~_umask())  # temporary files are private; outputs are not
         os.replace(handle.name, path)
     except BaseException:
         os.unlink(handle.name)
@@ -78,6 +79,12 @@ def file_source(path: str) -> Source:
             digest.update(block)
             size += len(block)
     return Source(path, size, digest.hexdigest())
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def read_json(path: str, description: str) -> Any:

@@ -358,6 +358,11 @@ class Tokenizer:
         """
         if not self._special_by_id:
             return self.decoder.decode(self._symbols(ids), self.alphabet)
+        if not self.pretokenizer.byte_level and self.decoder.name != "text" and not isinstance(
+            self.decoder.decode([], self.alphabet), str
+        ):
+            # a document that is a file (MIDI): special tokens (BOS, PAD) mark the sequence, not the music
+            return self.decoder.decode(self._symbols([token for token in ids if token not in self._special_by_id]), self.alphabet)
         pieces: list[Any] = []
         run: list[int] = []
         for token in ids:

@@ -11,6 +11,7 @@ those of `encode(text, add_special_tokens=False)`; the import records that it ig
 
 import json
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 from bpe_core.errors import BpeError
@@ -47,6 +48,36 @@ def _byte_level(path: str, spec: dict[str, Any], use_regex: bool) -> None:
         raise _refuse(path, f"ByteLevel with use_regex={spec.get('use_regex', True)} in this position is not supported")
 
 
+# Hugging Face's regex engine (Oniguruma) reads a bounded quantifier followed by + as a repeat of
+# the repeat, not as possessive; cl100k's \p{N}{1,3}+ is written there as the equivalent \p{N}{1,3}.
+BOUNDED_THEN_PLUS = re.compile(r"\{\d+(,\d*)?\}\+")
+# a single atom (\p{..}, an escape, a class or a character) with a bounded quantifier then +
+SIMPLE_BOUNDED_THEN_PLUS = re.compile(r"(\\[pP]\{\w+\}|\\.|\[[^\]]*\]|[^\\()\]])\{(\d+(?:,\d*)?)\}\+")
+HF_SPELLING = {r"\p{N}{1,3}+": r"\p{N}{1,3}"}
+
+
+def to_hf_pattern(pattern: str) -> str:
+    """Our pattern in Hugging Face's regex dialect (same matches)."""
+    for ours, theirs in HF_SPELLING.items():
+        pattern = pattern.replace(ours, theirs)
+    if BOUNDED_THEN_PLUS.search(pattern):
+        raise BpeError(f"the pattern {pattern!r} has a possessive bounded quantifier, which Hugging Face reads differently")
+    return pattern
+
+
+def from_hf_pattern(path: str, pattern: str) -> str:
+    """A Hugging Face Split pattern in our dialect; refused where the dialects differ."""
+    for ours, theirs in HF_SPELLING.items():
+        candidate = pattern.replace(theirs, ours)
+        if candidate in {pretokenizer_for(name).pattern for name in NAMED_PATTERNS}:
+            return candidate
+    # what Oniguruma means by X{n,m}+, written for the regex package: (?:X{n,m})+
+    rewritten = SIMPLE_BOUNDED_THEN_PLUS.sub(r"(?:\1{\2})+", pattern)
+    if BOUNDED_THEN_PLUS.search(rewritten):
+        raise _refuse(path, f"the Split pattern {pattern!r} repeats a group with {{n,m}}+, which is not supported")
+    return rewritten
+
+
 def _pattern(path: str, spec: Any) -> tuple[str, bool]:
     """(pattern or built-in name, keep unmatched text as chunks)."""
     if spec is None:
@@ -62,10 +93,12 @@ def _pattern(path: str, spec: Any) -> tuple[str, bool]:
             pattern = split.get("pattern", {})
             if "Regex" not in pattern:
                 raise _refuse(path, "a Split on a plain string is not supported (only a Regex)")
-            if split.get("behavior") != "Isolated" or split.get("invert", False):
-                raise _refuse(path, f"Split with behavior {split.get('behavior')!r} (invert {split.get('invert')}) is not supported")
+            behavior, invert = split.get("behavior"), bool(split.get("invert", False))
+            if (behavior, invert) not in (("Isolated", False), ("Removed", True)):
+                raise _refuse(path, f"Split with behavior {behavior!r} (invert {invert}) is not supported")
             _byte_level(path, parts[1], use_regex=False)
-            return str(pattern["Regex"]), True
+            # Isolated keeps unmatched text as chunks; Removed with invert keeps only the matches
+            return from_hf_pattern(path, str(pattern["Regex"])), behavior == "Isolated"
     raise _refuse(path, f"pre-tokenizer {json.dumps(spec)[:200]} is not supported")
 
 
@@ -178,7 +211,8 @@ def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
         if token in vocab and vocab[token] != token_id:
             raise BpeError(f"ids {vocab[token]} and {token_id} both stand for {token!r}; a tokenizer.json cannot hold that")
         vocab[token] = token_id
-    for token, token_id in tokenizer.special_ids.items():
+    reserved = {f"<|reserved_{token_id}|>": token_id for token_id in tokenizer.reserved_ids}
+    for token, token_id in [*tokenizer.special_ids.items(), *reserved.items()]:
         # in the model vocabulary too, so Hugging Face keeps their ids (DNABERT-2 has [UNK] at 0)
         if vocab.setdefault(token, token_id) != token_id:
             raise BpeError(f"special token {token!r} (id {token_id}) is also the regular token {vocab[token]}")
@@ -187,8 +221,8 @@ def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
         for token, token_id in sorted(tokenizer.special_ids.items(), key=lambda item: item[1])
     ]
     added += [
-        {"id": token_id, "content": f"<|reserved_{token_id}|>", "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
-        for token_id in tokenizer.reserved_ids
+        {"id": token_id, "content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+        for token, token_id in reserved.items()
     ]
     normalizer_types = {value: key for key, value in NORMALIZERS.items()}
     unsupported = [name for name, _ in tokenizer.normalizer_specs if name not in normalizer_types]

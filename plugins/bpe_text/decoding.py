@@ -63,9 +63,12 @@ class UnicodeNormalizer:
 
 
 class LowercaseNormalizer:
-    """str.lower(): lossy, so decoding gives the lower-cased text."""
+    """Each character lower-cased on its own (as Hugging Face's Lowercase does: a capital sigma
+    becomes σ even at the end of a word, where str.lower() writes ς). Lossy: decoding gives the
+    lower-cased text."""
 
     name = "lowercase"
 
     def normalize(self, text: str) -> str:
-        return text.lower()
+        # str.lower() is per character except for the context-dependent final sigma
+        return text.replace("\u03a3", "\u03c3").lower()

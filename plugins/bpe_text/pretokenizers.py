@@ -151,13 +151,19 @@ class RegexPretokenizer(ByteLevel):
         return result
 
     def hf_components(self) -> dict[str, Any]:
-        """This pretokenizer in Hugging Face's terms: Split on the pattern, then ByteLevel."""
+        """This pretokenizer in Hugging Face's terms: Split on the pattern (keeping unmatched text
+        as chunks, or removing it), then ByteLevel."""
+        from bpe_core.formats.hf import to_hf_pattern
+
+        keep = self.keep_unmatched or self.builtin  # the built-in patterns match everything
+        split: dict[str, Any] = {"type": "Split", "pattern": {"Regex": to_hf_pattern(self.pattern)}}
+        split.update({"behavior": "Isolated", "invert": False} if keep else {"behavior": "Removed", "invert": True})
         return {
             "normalizer": None,
             "pre_tokenizer": {
                 "type": "Sequence",
                 "pretokenizers": [
-                    {"type": "Split", "pattern": {"Regex": self.pattern}, "behavior": "Isolated", "invert": False},
+                    split,
                     {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
                 ],
             },
