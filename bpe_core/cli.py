@@ -178,6 +178,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             print(
                 f"compression:   {provenance['symbols'] / provenance['tokens']:.2f} base symbols ({unit}) per token on the training data"
             )
+        if provenance.get("tokens") and provenance.get("beats"):
+            print(f"density:       {provenance['tokens'] / provenance['beats']:.2f} tokens per beat on the training data")
         for source in provenance.get("inputs", []):
             print(f"  {source['path']}  {source['size']:,} bytes  sha256 {source['sha256'][:16]}...")
     merged_ids = tokenizer.merged_ids()

@@ -658,6 +658,9 @@ def train(
         "sampled_fraction": fraction,
         "seconds": round(time.perf_counter() - started, 3),
     }
+    measures = getattr(reader, "measures", None)  # optional: what the documents add up to (MIDI: beats)
+    if measures is not None:
+        provenance.update(measures())
     return Tokenizer(
         name=settings.name,
         pretokenizer=pretokenizer,

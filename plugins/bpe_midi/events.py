@@ -17,7 +17,25 @@ from typing import Any
 from bpe_core.errors import BpeError
 from bpe_midi.song import Song, song_of
 
-DENOMINATORS = (2, 4, 8, 16)
+# the time signatures of most music; others are read as 4/4 (and reported), or listed in options
+COMMON_SIGNATURES = tuple(
+    [(numerator, 2) for numerator in range(1, 5)]
+    + [(numerator, 4) for numerator in range(1, 9)]
+    + [(numerator, 8) for numerator in range(1, 13)]
+    + [(numerator, 16) for numerator in range(1, 17)]
+)
+REPORT_KEYS = (
+    "notes",
+    "notes_kept",
+    "dropped_pitch_out_of_range",
+    "dropped_program_not_allowed",
+    "onsets_moved",
+    "durations_binned",
+    "durations_clipped",
+    "velocities_binned",
+    "tempos_binned",
+    "time_signatures_unsupported",
+)
 DEFAULT_TEMPO = 500000  # microseconds per beat: 120 BPM, MIDI's default
 MAX_DURATION_BEATS = 16
 
@@ -93,16 +111,30 @@ def grid_from_options(options: dict[str, Any]) -> Grid:
         if value >= limit:
             step, limit = step * 2, limit * 2
         value += step
-    if options.get("time_signatures", True):
-        signatures = tuple(
-            (numerator, denominator)
-            for denominator in DENOMINATORS
-            for numerator in range(1, 17)
-            if numerator * resolution * 4 % denominator == 0
-        )
-    else:
+    choice = options.get("time_signatures", True)
+    signatures: tuple[tuple[int, int], ...]
+    if choice is True:
+        signatures = COMMON_SIGNATURES
+    elif choice is False:
         signatures = ((4, 4),)
+    else:
+        signatures = _signatures(choice, resolution)
     return Grid(resolution, velocities, tuple(durations), tuple(tempos), pitch_range[0], pitch_range[1], tuple(sorted(set(programs))), signatures)
+
+
+def _signatures(choice: Any, resolution: int) -> tuple[tuple[int, int], ...]:
+    """`time_signatures` as a list of "n/d" strings."""
+    if not isinstance(choice, list) or not choice:
+        raise BpeError(f"pretokenizer.time_signatures: expected true, false or a list like [\"4/4\", \"3/4\"], got {choice!r}")
+    signatures = []
+    for item in choice:
+        numerator, _, denominator = str(item).partition("/")
+        if not (numerator.isdigit() and denominator.isdigit() and int(denominator) in (1, 2, 4, 8, 16, 32)):
+            raise BpeError(f"pretokenizer.time_signatures: {item!r} is not a time signature like \"3/4\"")
+        if int(numerator) * resolution * 4 % int(denominator) or int(numerator) == 0:
+            raise BpeError(f"pretokenizer.time_signatures: {item!r} is not a whole number of grid steps at beat_resolution {resolution}")
+        signatures.append((int(numerator), int(denominator)))
+    return tuple(dict.fromkeys(signatures))
 
 
 def alphabet_of(grid: Grid, with_signatures: bool) -> list[str]:
@@ -132,7 +164,7 @@ class MidiEventPretokenizer:
             raise BpeError(f"pretokenizer 'midi-events' has no option {unknown[0]!r}; allowed: {', '.join(self.OPTIONS)}")
         self.raw_options = dict(options)
         self.grid = grid_from_options(options)
-        self.with_signatures = bool(options.get("time_signatures", True))
+        self.with_signatures = options.get("time_signatures", True) is not False
         self.split_mode = options.get("split", "bar")
         if self.split_mode not in ("bar", "beat", "none"):
             raise BpeError(f"pretokenizer.split: {self.split_mode!r} is not allowed; allowed: bar, beat, none")
@@ -169,7 +201,7 @@ class MidiEventPretokenizer:
     def tokenize(self, song: Song) -> tuple[list[tuple[int, ...]], dict[str, Any]]:
         grid, ids = self.grid, self.ids
         ticks_per_step = song.ticks_per_beat / grid.resolution
-        report: Counter[str] = Counter()
+        report: Counter[str] = Counter({key: 0 for key in REPORT_KEYS})
         max_shift = 0.0
 
         def step_of(tick: int) -> int:
@@ -275,6 +307,6 @@ class MidiEventPretokenizer:
                 chunks.append(tuple(current))
         if self.split_mode == "none":
             chunks = [tuple(song_tokens)]
-        result: dict[str, Any] = dict(report)
+        result: dict[str, Any] = {key: report[key] for key in REPORT_KEYS}
         result["max_onset_shift_beats"] = round(max_shift, 6)
         return chunks, result

@@ -32,6 +32,7 @@ class MidiReader:
             raise BpeError(f"input.parser: {self.parser!r} is not allowed; allowed: fast, mido")
         self._sources: list[Source] = []
         self.skipped: list[str] = []
+        self.beats = 0.0
 
     def documents(self, paths: list[str], strict: bool = False) -> Iterator[Song]:
         files = expand_paths(paths, SUFFIXES)
@@ -45,9 +46,14 @@ class MidiReader:
                 print(f"warning: skipped {error}", file=sys.stderr)
                 continue
             self._sources.append(file_source(path))
+            self.beats += max([note.end for note in song.notes] + [song.end]) / song.ticks_per_beat
             yield song
         if self.skipped:
             print(f"warning: skipped {len(self.skipped)} of {len(files)} MIDI files (on_error: skip)", file=sys.stderr)
 
     def sources(self) -> list[Source]:
         return list(self._sources)
+
+    def measures(self) -> dict[str, float]:
+        """What the songs read so far add up to, for the tokenizer's provenance."""
+        return {"beats": round(self.beats, 3), "files_skipped": len(self.skipped)}

@@ -99,7 +99,14 @@ def read_song(path: str, parser: str = "fast") -> Song:
     except OSError as error:
         raise BpeError(f"cannot read {path}: {error.strerror or error}") from None
     except Exception as error:  # mido raises many kinds (EOFError, KeyError, ValueError, ...)
-        raise BpeError(f"{path} is not a valid MIDI file: {type(error).__name__}: {error}") from None
+        raise BpeError(f"{path} is not a valid MIDI file: {_what(error)}") from None
+
+
+def _what(error: Exception) -> str:
+    """A readable reason: mido's EOFError carries no message."""
+    if isinstance(error, EOFError):
+        return f"the file ends early{': ' + str(error) if str(error) else ''}"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
 def song_of(document: Any, parser: str = "fast") -> Song:
