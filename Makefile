@@ -9,7 +9,7 @@ SOURCES := $(shell find bpe_core plugins -name '*.py' -o -name '*.yaml' -o -name
 $(VENV)/.deps: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "setuptools>=68" wheel "mypy>=1.10" types-PyYAML types-tqdm types-regex
+	$(BIN)/python -m pip install --quiet "setuptools>=77" wheel "mypy>=1.10" types-PyYAML types-tqdm types-regex
 	$(BIN)/python -m pip install --quiet "pluggy>=1.3" "regex>=2023.0" "PyYAML>=6.0" "tqdm>=4.60" "librt>=0.17" "mypy_extensions>=1.1" "biopython>=1.80" "mido>=1.3" \
 		"pytest>=8" "hypothesis>=6.100" rustbpe "tokenizers>=0.19" psutil
 	touch $@

@@ -9,7 +9,7 @@ about tokenizers.
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from multiprocessing.pool import AsyncResult
 from typing import Any, TypeVar
 
@@ -65,3 +65,32 @@ def ordered_map(function: Callable[[Any], Result], items: Iterable[Any], workers
 def _chain(head: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
     yield from head
     yield from rest
+
+
+_pool_function: Callable[[Any], Any] | None = None
+
+
+def _call_pooled(item: Any) -> Any:
+    assert _pool_function is not None
+    return _pool_function(item)
+
+
+class WorkerPool:
+    """Forked workers that live across calls, so state they build (a tokenizer's chunk cache)
+    stays warm from one batch to the next. The function is handed over by fork, never pickled."""
+
+    def __init__(self, function: Callable[[Any], Any], workers: int) -> None:
+        global _pool_function
+        self.workers = workers
+        _pool_function = function
+        try:
+            self.pool = multiprocessing.get_context("fork").Pool(workers)
+        finally:
+            _pool_function = None
+
+    def map(self, items: Sequence[Any]) -> list[Any]:
+        """[function(item) for item in items], in order."""
+        return self.pool.map(_call_pooled, items, chunksize=1)
+
+    def close(self) -> None:
+        self.pool.terminate()

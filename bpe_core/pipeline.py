@@ -6,9 +6,11 @@ else moves up by S. The engine always works in unshifted ids; this module maps b
 """
 
 import codecs
+import multiprocessing
 import os
 import re
 import time
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -22,7 +24,7 @@ from bpe_core.config import Config, load_config
 from bpe_core.counting import count_chunks, piece_size, pieces
 from bpe_core.engine import TIE_RULES, Alphabet, Decoder, Encoder, Trainer
 from bpe_core.errors import BpeError
-from bpe_core.parallel import ordered_map
+from bpe_core.parallel import WorkerPool, default_workers, ordered_map
 from bpe_core.plugins import registry
 
 BATCH = 64  # documents per task in encode_batch: amortizes inter-process traffic
@@ -108,6 +110,7 @@ class Tokenizer:
         self._orphans = dict(orphans or {})
         self._whole_chunks = dict(whole_chunks or {})
         self._token_lengths: dict[int, int] = {}
+        self._pool: WorkerPool | None = None
         self._single_character_labels = all(len(label) == 1 for label in self.alphabet)
         used = [*self._external, *self.special_ids.values(), *self._orphans, -1]
         self.padding = padding
@@ -293,15 +296,31 @@ class Tokenizer:
 
     def encode_batch(self, documents: Sequence[Any], workers: int | None = None) -> list[list[int]]:
         """`encode` for many documents, in parallel processes when workers > 1; order is kept.
+        The worker processes stay up between calls (their chunk caches warm), until the tokenizer
+        is garbage-collected or `close()` is called.
 
         >>> tok.encode_batch(["a b", "c"], workers=2) == [tok.encode("a b"), tok.encode("c")]
         True
         """
+        workers = workers or default_workers()
         batches = [documents[start : start + BATCH] for start in range(0, len(documents), BATCH)]
+        if workers <= 1 or len(batches) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            return [self.encode(document) for document in documents]
+        if self._pool is None or self._pool.workers != workers:
+            self.close()
+            self._pool = WorkerPool(lambda batch: [self.encode(document) for document in batch], workers)
+            self._pool_finalizer = weakref.finalize(self, self._pool.close)
         results: list[list[int]] = []
-        for batch_ids in ordered_map(lambda batch: [self.encode(document) for document in batch], batches, workers):
+        for batch_ids in self._pool.map(batches):
             results.extend(batch_ids)
         return results
+
+    def close(self) -> None:
+        """Stop the worker processes encode_batch keeps (they also stop with the tokenizer)."""
+        if self._pool is not None:
+            self._pool_finalizer.detach()
+            self._pool.close()
+            self._pool = None
 
     def encode_documents(
         self,
