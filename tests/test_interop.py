@@ -59,7 +59,6 @@ SPECIAL_TEXT = (
     "in<|endoftext|>word  <|pad|>\n<|endoftext|>"
 )
 
-transformers_skip_reason = "transformers is not installed in this environment"
 
 
 def docs_sample(docs_text: str) -> str:
@@ -277,7 +276,7 @@ def test_trained_vocabulary_exported_to_hf_gives_our_ids_on_any_unicode_text(tra
 
 
 def test_trained_vocabulary_exported_to_hf_loads_in_transformers_with_our_ids(trained, exported, docs):
-    transformers = pytest.importorskip("transformers", reason=transformers_skip_reason)
+    import transformers
     fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(exported["hf"]))
     sample = docs[: 3 * SLICE_CHARS]  # the whole docs are compared through tokenizers above
     assert_same_ids(trained.encode_ordinary(sample), fast.encode(sample, add_special_tokens=False), "transformers")
@@ -338,7 +337,7 @@ def test_special_tokens_exported_to_hf_give_our_ids(trained_with_specials, docs_
 
 
 def test_special_tokens_exported_to_hf_give_our_ids_in_transformers(trained_with_specials, docs_with_specials):
-    transformers = pytest.importorskip("transformers", reason=transformers_skip_reason)
+    import transformers
     _, tokenizer, hf_path, _ = trained_with_specials
     fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(hf_path))
     ids = tokenizer.encode(docs_with_specials, allowed_special="all")
