@@ -332,6 +332,16 @@ def check_installed_package(location: str | None) -> None:
         print(f"WARNING: bpe_core was imported from the source tree ({location}), not the installed package")
 
 
+def publish(heading: str, body: str) -> None:
+    """Print a script's section and write it into docs/benchmarks.md."""
+    print()
+    print(heading)
+    print()
+    print(body)
+    write_section(heading, body)
+    print(f"\nwrote section to {BENCHMARKS_DOC}")
+
+
 def write_section(heading: str, body: str, document: Path = BENCHMARKS_DOC) -> None:
     """Replace the section starting at `heading` (up to the next `## ` heading) or append it."""
     section = heading + "\n\n" + body.strip() + "\n"

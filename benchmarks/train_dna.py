@@ -435,12 +435,7 @@ def main() -> None:
             *(f"- {note}" for note in notes),
         ]
     )
-    print()
-    print(SECTION_HEADING)
-    print()
-    print(body)
-    _common.write_section(SECTION_HEADING, body)
-    print(f"\nwrote section to {_common.BENCHMARKS_DOC}")
+    _common.publish(SECTION_HEADING, body)
 
 
 if __name__ == "__main__":

@@ -8,10 +8,9 @@ code under test. Expected values are computed by the plainest possible code.
 
 import gzip
 import os
-import subprocess
-import sys
 from functools import lru_cache
 from pathlib import Path
+from cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe  # noqa: F401  (re-exported)
 
 TESTS_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = TESTS_DIR.parent
@@ -27,7 +26,6 @@ FASTA_PATHS = (LAMBDA_PATH, ECOLI_PATH, CHR17_PATH, TANDEM_PATH)
 DNABERT2_CONFIG = CONFIGS_DIR / "dnabert2-style.yaml"
 NT_6MER_CONFIG = CONFIGS_DIR / "nt-6mer.yaml"
 DNABERT_6MER_CONFIG = CONFIGS_DIR / "dnabert-6mer.yaml"
-BPE = Path(sys.executable).parent / "bpe"
 
 PURE = os.environ.get("BPE_CORE_PURE") == "1"
 BASES = "ACGT"
@@ -111,30 +109,8 @@ def window_count(length: int, size: int, overlap: int) -> int:
     return 1 + -(-(length - size) // step)
 
 
-def bpe_env() -> dict[str, str]:
-    """This environment, so BPE_CORE_PURE carries over to the `bpe` subprocess."""
-    return dict(os.environ)
 
 
-def run_bpe(*args: object, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run the installed `bpe` console script (never the source tree: cwd is a temporary directory)."""
-    return subprocess.run(
-        [str(BPE), *map(str, args)], cwd=cwd, capture_output=True, text=True, env=bpe_env(), timeout=timeout, check=False
-    )
 
 
-def assert_ok(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode == 0, f"exit {result.returncode}, stderr:\n{result.stderr}"
-    assert "Traceback" not in result.stderr
-    return result.stdout
 
-
-def assert_clean_error(result: subprocess.CompletedProcess[str], *fragments: str) -> str:
-    """Exit status 2, exactly one `error: ...` line on stderr holding each fragment, no traceback."""
-    assert "Traceback" not in result.stderr, result.stderr
-    assert result.returncode == 2, f"exit {result.returncode}, stderr:\n{result.stderr}"
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), f"expected one error line, got:\n{result.stderr}"
-    for fragment in fragments:
-        assert fragment in lines[0], f"{fragment!r} not in {lines[0]!r}"
-    return lines[0]

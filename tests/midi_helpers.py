@@ -10,9 +10,6 @@ channel); it never imports bpe_midi, so the tests compare the plugin against it.
 
 import bisect
 import math
-import os
-import subprocess
-import sys
 from array import array
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Sequence
@@ -21,12 +18,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import mido
+from cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe  # noqa: F401  (re-exported)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 POP909_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "midi" / "pop909"
 REMI_BPE_CONFIG = PROJECT_ROOT / "configs" / "midi-remi-bpe.yaml"
 REMI_CONFIG = PROJECT_ROOT / "configs" / "midi-remi.yaml"
-BPE = Path(sys.executable).parent / "bpe"
 DRUM_CHANNEL = 9
 SONG_COUNT = 909
 
@@ -369,33 +366,12 @@ def program_change(tick: int, program: int, channel: int = 0) -> tuple[int, Any]
 # the command line
 
 
-def bpe_env() -> dict[str, str]:
-    """This environment, so BPE_CORE_PURE carries over to the `bpe` subprocess."""
-    return dict(os.environ)
 
 
-def run_bpe(*args: object, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """Run the installed `bpe` console script (never the source tree: cwd is a temporary directory)."""
-    return subprocess.run(
-        [str(BPE), *map(str, args)], cwd=cwd, capture_output=True, text=True, env=bpe_env(), timeout=timeout, check=False
-    )
 
 
-def assert_ok(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode == 0, f"exit {result.returncode}, stderr:\n{result.stderr}"
-    assert "Traceback" not in result.stderr
-    return result.stdout
 
 
-def assert_clean_error(result: subprocess.CompletedProcess[str], *fragments: str) -> str:
-    """Exit status 2, exactly one `error: ...` line on stderr holding each fragment, no traceback."""
-    assert "Traceback" not in result.stderr, result.stderr
-    assert result.returncode == 2, f"exit {result.returncode}, stderr:\n{result.stderr}"
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), f"expected one error line, got:\n{result.stderr}"
-    for fragment in fragments:
-        assert fragment in lines[0], f"{fragment!r} not in {lines[0]!r}"
-    return lines[0]
 
 
 # ---------------------------------------------------------------------------------------------
