@@ -48,6 +48,7 @@ class Trainer:
     token_length: vec[i64]
     touched: vec[i64]
     step: i64
+    counting: bool
     merges: list[tuple[int, int]]
     merge_counts: list[int]
 
@@ -89,6 +90,7 @@ class Trainer:
         self.token_length = vec[i64]([1] * alphabet_size)
         self.touched = vec[i64]()
         self.step = 0
+        self.counting = True
         self.merges = []
         self.merge_counts = []
         self._link(chunks, weights)
@@ -147,6 +149,8 @@ class Trainer:
         return key if self.tie_break == TIE_LARGEST else -key
 
     def _change(self, pair_id: i64, delta: i64) -> None:
+        if not self.counting:  # apply() follows known merges: counts are not needed
+            return
         pairs = self.pairs
         pairs.count[pair_id] += delta
         if pairs.stamp[pair_id] != self.step:
@@ -227,6 +231,7 @@ class Trainer:
         """Apply known merges in rank order (merge r creates id alphabet_size + r), as training
         did: encodes very long chunks in time proportional to the occurrences merged."""
         pairs = self.pairs
+        self.counting = False
         for rank in range(len(merges)):
             left: i64 = merges[rank][0]
             right: i64 = merges[rank][1]
@@ -234,10 +239,7 @@ class Trainer:
             best = pairs.find(left, right)
             if best == NO_PAIR or pairs.head[best] == END:
                 continue
-            self.step = rank + 1
-            self.touched = vec[i64]()
             self._merge_all(best, left, right, self.alphabet_size + rank)
-            pairs.count[best] = 0
 
     def run(
         self,
