@@ -146,7 +146,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
         tokenizer.decoder.write(documents[0], args.output)
         return 0
     # text is written exactly, adding nothing; other documents (DNA records) on lines of their own
-    separator = "" if tokenizer.decoder.name == "text" else "\n"
+    separator = "" if tokenizer.pretokenizer.byte_level else "\n"
     with atomic_output(args.output, binary=False) as out:
         out.write(separator.join(documents))
     return 0

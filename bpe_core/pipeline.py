@@ -111,6 +111,8 @@ class Tokenizer:
         self._whole_chunks = dict(whole_chunks or {})
         self._token_lengths: dict[int, int] = {}
         self._pool: WorkerPool | None = None
+        # decided once: a decoder that gives files (MIDI) decodes specials differently from text
+        self._decodes_to_text = isinstance(self.decoder.decode([], self.alphabet), str)
         self._single_character_labels = all(len(label) == 1 for label in self.alphabet)
         used = [*self._external, *self.special_ids.values(), *self._orphans, -1]
         self.padding = padding
@@ -377,9 +379,7 @@ class Tokenizer:
         """
         if not self._special_by_id:
             return self.decoder.decode(self._symbols(ids), self.alphabet)
-        if not self.pretokenizer.byte_level and self.decoder.name != "text" and not isinstance(
-            self.decoder.decode([], self.alphabet), str
-        ):
+        if not self._decodes_to_text:
             # a document that is a file (MIDI): special tokens (BOS, PAD) mark the sequence, not the music
             return self.decoder.decode(self._symbols([token for token in ids if token not in self._special_by_id]), self.alphabet)
         pieces: list[Any] = []
