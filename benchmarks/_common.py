@@ -332,6 +332,14 @@ def check_installed_package(location: str | None) -> None:
         print(f"WARNING: bpe_core was imported from the source tree ({location}), not the installed package")
 
 
+def run(main: Callable[[], None], child_tasks: Mapping[str, ChildTask]) -> None:
+    """A script's entry point: the parent's main, or one measured task in a child process."""
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child_main(child_tasks, sys.argv[2:])
+    else:
+        main()
+
+
 def publish(heading: str, body: str) -> None:
     """Print a script's section and write it into docs/benchmarks.md."""
     print()

@@ -25,7 +25,6 @@ import gzip
 import hashlib
 import importlib.util
 import json
-import sys
 import tempfile
 import time
 from array import array
@@ -394,7 +393,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        _common.child_main(CHILD_TASKS, sys.argv[2:])
-    else:
-        main()
+    _common.run(main, CHILD_TASKS)

@@ -22,7 +22,6 @@ Prints a table and writes the "MIDI" section of docs/benchmarks.md. Asserts noth
 """
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -350,7 +349,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        _common.child_main(CHILD_TASKS, sys.argv[2:])
-    else:
-        main()
+    _common.run(main, CHILD_TASKS)

@@ -20,7 +20,6 @@ import argparse
 import gzip
 import json
 import math
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -439,7 +438,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        _common.child_main(CHILD_TASKS, sys.argv[2:])
-    else:
-        main()
+    _common.run(main, CHILD_TASKS)

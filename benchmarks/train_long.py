@@ -18,7 +18,6 @@ sequences" section of docs/benchmarks.md. It asserts nothing about timings.
 import argparse
 import gzip
 import math
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -366,7 +365,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        _common.child_main(CHILD_TASKS, sys.argv[2:])
-    else:
-        main()
+    _common.run(main, CHILD_TASKS)

@@ -15,7 +15,6 @@ It does not check the merges against each other (the test suite does that) and a
 import argparse
 import gzip
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -326,7 +325,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        _common.child_main(CHILD_TASKS, sys.argv[2:])
-    else:
-        main()
+    _common.run(main, CHILD_TASKS)
