@@ -13,11 +13,12 @@ from bpe_core.errors import BpeError
 from bpe_core.formats.hf import from_hf
 from bpe_core.formats.native import load
 from bpe_core.formats.tiktoken import from_tiktoken
-from bpe_core.pipeline import Tokenizer, train
+from bpe_core.counts import Counts, load_counts
+from bpe_core.pipeline import Tokenizer, count, train
 
 try:
     __version__ = version("bpe-core")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["BpeError", "Tokenizer", "__version__", "from_hf", "from_tiktoken", "load", "train"]
+__all__ = ["BpeError", "Counts", "Tokenizer", "__version__", "count", "from_hf", "from_tiktoken", "load", "load_counts", "train"]

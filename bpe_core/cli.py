@@ -5,7 +5,9 @@ This module parses arguments and prints; the work happens in the library.
 """
 
 import argparse
+import os
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
@@ -13,11 +15,12 @@ import yaml
 
 import bpe_core
 from bpe_core import engine
+from bpe_core.config import RunnerConfig
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output
+from bpe_core.shards import DTYPES
 
 EXIT_BAD_INPUT = 2
-DTYPES = {"uint16": 2, "uint32": 4}
 
 
 def _version() -> str:
@@ -42,12 +45,29 @@ def _load(path: str) -> "bpe_core.Tokenizer":
     return bpe_core.load(path)
 
 
-def _cmd_train(args: argparse.Namespace) -> int:
+def _pipeline_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """--set, --strict and the runner options, as config overrides."""
     overrides = _overrides(args.set)
     if args.strict:
         overrides["input.on_error"] = "error"
+    if args.runner is not None:
+        overrides["runner.kind"] = args.runner
+    if args.address is not None:
+        overrides["runner.kind"] = "dask"
+        overrides["runner.address"] = args.address
+    return overrides
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    if args.from_counts and args.files:
+        raise BpeError("give input files or --from-counts, not both")
     tokenizer = bpe_core.train(
-        args.config, args.files or None, overrides, workers=args.workers, progress=False if args.quiet else None
+        args.config,
+        args.files or None,
+        _pipeline_overrides(args),
+        workers=args.workers,
+        progress=False if args.quiet else None,
+        counts=args.from_counts or None,
     )
     output = args.output or tokenizer.config.get("output") or f"{tokenizer.name}.json"
     tokenizer.save(output)
@@ -56,6 +76,30 @@ def _cmd_train(args: argparse.Namespace) -> int:
         print(
             f"trained {tokenizer.name}: vocab {tokenizer.vocab_size}, {provenance['merges_learned']} merges from "
             f"{provenance['unique_chunks']:,} unique chunks in {provenance['seconds']:.2f} s -> {output}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _cmd_count(args: argparse.Namespace) -> int:
+    from bpe_core.counts import load_counts, merge_all
+
+    started = time.perf_counter()
+    if args.merge:
+        if args.config is not None:
+            raise BpeError("--merge takes counts files only: give no config or input files")
+        counts = merge_all((path, load_counts(path)) for path in args.merge)
+    else:
+        if args.config is None:
+            raise BpeError("give a config (and input files), or --merge COUNTS...")
+        counts = bpe_core.count(
+            args.config, args.files or None, _pipeline_overrides(args), workers=args.workers, progress=False if args.quiet else None
+        )
+    counts.save(args.output)
+    if not args.quiet:
+        print(
+            f"{len(counts.chunks):,} unique chunks ({counts.total():,} in all) from {len(counts.inputs)} input files "
+            f"in {time.perf_counter() - started:.2f} s -> {args.output}",
             file=sys.stderr,
         )
     return 0
@@ -70,8 +114,27 @@ def _documents(tokenizer: "bpe_core.Tokenizer", files: list[str]) -> Iterator[An
     return reader.documents(files or ["-"], strict=True)
 
 
+def _runner(args: argparse.Namespace) -> RunnerConfig:
+    from bpe_core.config import parse_runner
+
+    settings: dict[str, Any] = {"kind": "dask" if args.address else args.runner or "local", "workers": args.workers}
+    if args.address:
+        settings["address"] = args.address
+    return parse_runner(settings, "command line")
+
+
+def _shard_directory(args: argparse.Namespace) -> bool:
+    """Whether -o names a directory of shards (an existing directory, or a path ending in /)."""
+    output = args.output
+    return output is not None and (os.path.isdir(output) or output.endswith(("/", os.sep)))
+
+
 def _cmd_encode(args: argparse.Namespace) -> int:
     tokenizer = _load(args.tokenizer)
+    runner = _runner(args)
+    shards = args.format == "bin" and _shard_directory(args)
+    if runner.kind == "dask" and not shards:
+        raise BpeError("runner dask writes one shard per input file: use --format bin -o DIR/")
     if args.format == "bin" and args.dtype == "uint16" and tokenizer.vocab_size > 65536:
         raise BpeError(f"--dtype uint16 holds ids below 65536, but the vocabulary has {tokenizer.vocab_size}; use uint32")
     eos_id: int | None = None
@@ -84,6 +147,26 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     disallowed: Any = () if args.ordinary else "all"
     from bpe_core import progress as progress_bars
 
+    if shards:
+        from bpe_core.shards import ShardOptions, encode_to_shards
+
+        if not args.files:
+            raise BpeError("shards are written per input file: name the input files")
+        index = encode_to_shards(
+            tokenizer,
+            args.files,
+            args.output,
+            ShardOptions(args.dtype, eos_id, allowed, disallowed),
+            runner,
+            False if args.quiet else None,
+        )
+        if not args.quiet:
+            print(
+                f"{index['documents']:,} documents, {index['tokens']:,} tokens in {len(index['shards'])} shards "
+                f"-> {os.path.join(args.output, 'index.json')}",
+                file=sys.stderr,
+            )
+        return 0
     binary = args.format == "bin"
     with atomic_output(args.output, binary) as out, progress_bars.bar(
         False if args.quiet else None, "encoding", unit="doc"
@@ -263,6 +346,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
 
 
+def _runner_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--runner", choices=("local", "dask"), help="where to run (default: the config's runner, else local)")
+    command.add_argument("--address", metavar="tcp://HOST:PORT", help="Dask scheduler to submit to (implies --runner dask)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="bpe", description="Train and apply byte-pair encoding to text, DNA and music.")
     parser.add_argument("--version", action="version", version=_version())
@@ -276,7 +364,21 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--workers", type=int, default=None, help="processes for counting (default: all cores)")
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary")
     train.add_argument("--strict", action="store_true", help="an unreadable input file is an error (readers that skip)")
+    train.add_argument("--from-counts", nargs="+", metavar="COUNTS", help="train from counts files (`bpe count`), read no input")
+    _runner_options(train)
     train.set_defaults(run=_cmd_train)
+
+    count = commands.add_parser("count", help="count the unique chunks of a corpus into a counts file")
+    count.add_argument("config", nargs="?")
+    count.add_argument("files", nargs="*", help="input files (replace input.paths)")
+    count.add_argument("-o", "--output", required=True, help="counts file to write")
+    count.add_argument("--merge", nargs="+", metavar="COUNTS", help="sum these counts files instead of counting")
+    count.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
+    count.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    count.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary")
+    count.add_argument("--strict", action="store_true", help="an unreadable input file is an error (readers that skip)")
+    _runner_options(count)
+    count.set_defaults(run=_cmd_count)
 
     encode = commands.add_parser("encode", help="encode documents to ids")
     encode.add_argument("-t", "--tokenizer", required=True)
@@ -284,8 +386,11 @@ def build_parser() -> argparse.ArgumentParser:
     encode.add_argument("--format", choices=("ids", "tokens", "bin"), default="ids")
     encode.add_argument("--dtype", choices=tuple(DTYPES), default="uint16", help="id width for --format bin")
     encode.add_argument("--eos", metavar="TOKEN", help="append this special token after each document")
-    encode.add_argument("-o", "--output", help="output file (default: standard output)")
+    encode.add_argument(
+        "-o", "--output", help="output file (default: standard output); with --format bin, DIR/ writes a shard per input"
+    )
     encode.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    _runner_options(encode)
     special = encode.add_mutually_exclusive_group()
     special.add_argument("--allow-special", action="store_true", help="special token strings in the text become special ids")
     special.add_argument("--ordinary", action="store_true", help="special token strings in the text are plain text")

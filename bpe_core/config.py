@@ -16,6 +16,8 @@ from bpe_core.engine import TIE_RULES
 from bpe_core.errors import BpeError
 
 SPECIAL_POSITIONS = ("end", "start")
+RUNNER_KINDS = ("local", "dask")
+RANGE_BYTES = 64 << 20  # a large plain-text file is counted in ranges of about this size
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,17 @@ class SpecialTokensConfig:
 
 
 @dataclass(frozen=True)
+class RunnerConfig:
+    """Where counting and encoding run: `local` forked processes, or a Dask cluster (the one at
+    `address`, or a local one with `workers` processes started for the run)."""
+
+    kind: str = "local"
+    address: str | None = None
+    workers: int | None = None
+    range_bytes: int = RANGE_BYTES
+
+
+@dataclass(frozen=True)
 class Config:
     name: str
     input: InputConfig
@@ -65,6 +78,7 @@ class Config:
     trainer: TrainerConfig
     special_tokens: SpecialTokensConfig
     output: str | None
+    runner: RunnerConfig = RunnerConfig()
     origin: str = "<dict>"
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,7 +106,8 @@ class Config:
 
 
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "": ("name", "input", "normalizer", "pretokenizer", "trainer", "special_tokens", "output"),
+    "": ("name", "input", "normalizer", "pretokenizer", "trainer", "special_tokens", "output", "runner"),
+    "runner": ("kind", "address", "workers", "range_bytes"),
     "trainer": ("vocab_size", "min_frequency", "max_token_length", "tie_break", "pad_to_multiple_of"),
     "special_tokens": ("tokens", "position"),
     "input.sample": ("fraction", "bytes", "seed"),
@@ -262,7 +277,25 @@ def parse_config(raw: dict[str, Any], origin: str) -> Config:
         trainer=trainer,
         special_tokens=special,
         output=check.string(raw, "output", "output", None),
+        runner=parse_runner(raw.get("runner"), origin),
         origin=origin,
+    )
+
+
+def parse_runner(raw: Any, origin: str) -> RunnerConfig:
+    """The `runner:` section (also what the command line's --runner, --address, --workers give)."""
+    check = _Checker(origin)
+    raw = check.mapping(raw, "runner")
+    check.only_keys(raw, "runner")
+    kind = check.choice(raw, "kind", "runner.kind", "local", RUNNER_KINDS)
+    address = check.string(raw, "address", "runner.address", None)
+    if address is not None and kind != "dask":
+        raise check.fail("runner.address", f"a scheduler address needs kind: dask, not {kind!r}")
+    return RunnerConfig(
+        kind=kind,
+        address=address,
+        workers=check.integer(raw, "workers", "runner.workers", None, 1),
+        range_bytes=check.integer(raw, "range_bytes", "runner.range_bytes", RANGE_BYTES, 1 << 10) or RANGE_BYTES,
     )
 
 

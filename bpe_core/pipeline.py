@@ -13,15 +13,16 @@ import time
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from random import Random
 from typing import Any, Literal
 
 from bpe_core import progress as progress_bars
 from bpe_core.components import Pretokenizer, Reader, Source, StreamedText
-from bpe_core.config import Config, load_config
+from bpe_core.config import Config, RunnerConfig, load_config, parse_runner
 from bpe_core.counting import count_chunks, piece_size, pieces
+from bpe_core.counts import Counts, check_same_config, load_counts, merge_all, pack, symbol_width, unpack
 from bpe_core.engine import TIE_RULES, Alphabet, Decoder, Encoder, Trainer
 from bpe_core.errors import BpeError
 from bpe_core.parallel import WorkerPool, default_workers, ordered_map
@@ -548,6 +549,7 @@ def _plan(
     config: str | os.PathLike[str] | dict[str, Any],
     files: Sequence[str | os.PathLike[str]] | None,
     overrides: dict[str, Any] | None,
+    need_paths: bool = True,
 ) -> _Plan:
     settings = load_config(config, overrides)
     plugins = registry()
@@ -566,7 +568,7 @@ def _plan(
             key = "normalizer" if len(settings.normalizers) == 1 else f"normalizer[{index}]"
             raise BpeError(f"{settings.origin}: {key}: {error}") from None
     paths = _resolve_paths(settings, files)
-    if not paths:
+    if not paths and need_paths:
         raise BpeError(f"{settings.origin}: input.paths: no input files (give files or set input.paths)")
     alphabet_size = len(pretokenizer.alphabet())
     minimum = alphabet_size + len(settings.special_tokens.tokens)
@@ -596,6 +598,25 @@ def check_config(
     )
 
 
+def count(
+    config: str | os.PathLike[str] | dict[str, Any],
+    files: Sequence[str | os.PathLike[str]] | None = None,
+    overrides: dict[str, Any] | None = None,
+    *,
+    workers: int | None = None,
+    progress: bool | None = None,
+    runner: RunnerConfig | dict[str, Any] | None = None,
+) -> Counts:
+    """The unique chunks of the config's input with their counts (the part of training that
+    grows with the corpus), on the config's runner unless `runner` is given.
+
+    >>> counts = bpe_core.count("configs/gpt2-style.yaml", ["corpus.txt"])
+    >>> counts.save("corpus.counts")
+    """
+    plan = _plan(config, files, overrides)
+    return _count(plan, _runner(plan.settings, runner, workers), progress)
+
+
 def train(
     config: str | os.PathLike[str] | dict[str, Any],
     files: Sequence[str | os.PathLike[str]] | None = None,
@@ -603,21 +624,79 @@ def train(
     *,
     workers: int | None = None,
     progress: bool | None = None,
+    runner: RunnerConfig | dict[str, Any] | None = None,
+    counts: Sequence["str | os.PathLike[str] | Counts"] | None = None,
 ) -> Tokenizer:
     """Train a tokenizer from a YAML config (path or dict); `files` replaces input.paths.
 
-    Relative paths in a config file are relative to that file.
+    Relative paths in a config file are relative to that file. With `counts` (counts files or
+    objects, as `count` makes them) no input is read: training starts from their sum.
 
     >>> tok = bpe_core.train("configs/gpt2-style.yaml", ["corpus.txt"], {"trainer.vocab_size": 8192})
     """
     started = time.perf_counter()
-    plan = _plan(config, files, overrides)
-    settings, pretokenizer, reader = plan.settings, plan.pretokenizer, plan.reader
-    alphabet_size, num_merges, paths = plan.alphabet_size, plan.num_merges, plan.paths
-    plugins = registry()
+    if counts is not None:
+        if files:
+            raise BpeError("give input files or counts to train from, not both")
+        plan = _plan(config, None, overrides, need_paths=False)
+        named = [(str(item), load_counts(item)) if not isinstance(item, Counts) else ("counts", item) for item in counts]
+        merged = merge_all(named)
+        check_same_config(counting_config(plan.settings), merged.config, named[0][0])
+    else:
+        plan = _plan(config, files, overrides)
+        merged = _count(plan, _runner(plan.settings, runner, workers), progress)
+    return _train_from(plan, merged, progress, started)
 
-    normalizers = [(item.name, item.options) for item in settings.normalizers]
-    normalize = [plugins.normalizer(name, options) for name, options in normalizers]
+
+def _runner(settings: Config, runner: RunnerConfig | dict[str, Any] | None, workers: int | None) -> RunnerConfig:
+    """The runner to use: given, else the config's; `workers` overrides its worker count."""
+    if runner is None:
+        chosen = settings.runner
+    elif isinstance(runner, dict):
+        chosen = parse_runner(runner, "runner")
+    else:
+        chosen = runner
+    return chosen if workers is None else replace(chosen, workers=workers)
+
+
+def counting_config(settings: Config) -> dict[str, Any]:
+    """What decides the symbols a chunk is counted as: counts merge only when this is equal."""
+    whole = settings.to_dict()
+    return {"normalizer": whole["normalizer"], "pretokenizer": whole["pretokenizer"]}
+
+
+def input_config(settings: Config) -> dict[str, Any]:
+    """How the input was read (recorded with each counted file)."""
+    recorded = dict(settings.to_dict()["input"])
+    del recorded["paths"]
+    return recorded
+
+
+def _count(plan: _Plan, runner: RunnerConfig, progress: bool | None) -> Counts:
+    if runner.kind == "dask":
+        from bpe_core.scaleout import count_on_dask
+
+        return count_on_dask(plan, runner, progress)
+    fraction = _sample_fraction(plan)
+    return count_documents(plan, plan.reader.documents(plan.paths), runner.workers, progress, fraction)
+
+
+def _sample_fraction(plan: _Plan) -> float | None:
+    sample = plan.settings.input.sample
+    if sample is None:
+        return None
+    if sample.fraction is not None:
+        return sample.fraction
+    assert sample.bytes is not None
+    return _budget_fraction(plan, sample.bytes)
+
+
+def count_documents(
+    plan: _Plan, documents: Iterable[Any], workers: int | None, progress: bool | None, fraction: float | None
+) -> Counts:
+    """Count the documents (from plan.reader) into a Counts, in `workers` processes."""
+    settings, pretokenizer = plan.settings, plan.pretokenizer
+    normalize = [registry().normalizer(item.name, item.options) for item in settings.normalizers]
 
     def prepare(piece: Any) -> Any:
         if isinstance(piece, str):
@@ -625,26 +704,35 @@ def train(
                 piece = normalizer.normalize(piece)
         return piece
 
-    fraction = None
-    if settings.input.sample is not None:
-        fraction = settings.input.sample.fraction
-        if fraction is None:
-            assert settings.input.sample.bytes is not None
-            fraction = _budget_fraction(plan, settings.input.sample.bytes)
-    counts = count_chunks(
-        reader.documents(paths),
-        pretokenizer,
-        workers,
-        progress,
-        prepare=prepare,
-        sample=None if fraction is None else (fraction, settings.input.sample.seed if settings.input.sample else 0),
+    seed = settings.input.sample.seed if settings.input.sample else 0
+    counted = count_chunks(
+        documents, pretokenizer, workers, progress, prepare=prepare, sample=None if fraction is None else (fraction, seed)
     )
-    if not counts and fraction is not None:
+    if not counted and fraction is not None:
         raise BpeError(f"{settings.origin}: input.sample kept nothing of the input (fraction {fraction:.3g}); sample more")
-    unique_chunks = list(counts)
-    chunk_symbols = [pretokenizer.symbols(chunk) for chunk in unique_chunks]
-    weights = [counts[chunk] for chunk in unique_chunks]
-    del counts
+    width = symbol_width(plan.alphabet_size)
+    symbols = pretokenizer.symbols
+    chunks: dict[bytes, int] = {}
+    for chunk, times in counted.items():
+        key = pack(symbols(chunk), width)
+        chunks[key] = chunks.get(key, 0) + times
+    read = input_config(settings)
+    inputs = [
+        {"path": source.path, "size": source.size, "sha256": source.sha256, "input": read, "sampled_fraction": fraction}
+        for source in plan.reader.sources()
+    ]
+    measures = getattr(plan.reader, "measures", None)  # optional: what the documents add up to (MIDI: beats)
+    return Counts(counting_config(settings), plan.alphabet_size, chunks, inputs, measures() if measures is not None else {})
+
+
+def _train_from(plan: _Plan, counts: Counts, progress: bool | None, started: float) -> Tokenizer:
+    settings, pretokenizer = plan.settings, plan.pretokenizer
+    alphabet_size, num_merges = plan.alphabet_size, plan.num_merges
+    plugins = registry()
+    normalizers = [(item.name, item.options) for item in settings.normalizers]
+    width = counts.width
+    chunk_symbols = [unpack(key, width) for key in counts.chunks]
+    weights = list(counts.chunks.values())
     trainer = Trainer(
         alphabet_size,
         chunk_symbols,
@@ -666,20 +754,18 @@ def train(
     usage = trainer.token_usage()
     unpadded = alphabet_size + len(trainer.merges) + len(settings.special_tokens.tokens)
     multiple = settings.trainer.pad_to_multiple_of or 1
-    sources: list[Source] = reader.sources()
+    fractions = {item.get("sampled_fraction") for item in counts.inputs}
     provenance = {
-        "inputs": [{"path": source.path, "size": source.size, "sha256": source.sha256} for source in sources],
-        "unique_chunks": len(unique_chunks),
+        "inputs": [{"path": item["path"], "size": item["size"], "sha256": item["sha256"]} for item in counts.inputs],
+        "unique_chunks": len(counts.chunks),
         "chunks": sum(weights),
         "symbols": symbol_count,
         "tokens": sum(usage),
         "merges_learned": len(trainer.merges),
-        "sampled_fraction": fraction,
+        "sampled_fraction": fractions.pop() if len(fractions) == 1 else None,
         "seconds": round(time.perf_counter() - started, 3),
+        **counts.measures,
     }
-    measures = getattr(reader, "measures", None)  # optional: what the documents add up to (MIDI: beats)
-    if measures is not None:
-        provenance.update(measures())
     return Tokenizer(
         name=settings.name,
         pretokenizer=pretokenizer,

@@ -62,10 +62,14 @@ def load(path: str | os.PathLike[str]) -> "Tokenizer":
 
     >>> tok = bpe_core.load("gpt2-32k.json")
     """
+    path = os.fspath(path)
+    return from_dict(read_json(path, "tokenizer file"), path)
+
+
+def from_dict(data: Any, path: str) -> "Tokenizer":
+    """A tokenizer from the content of a tokenizer file (`path` names it in errors)."""
     from bpe_core.pipeline import Tokenizer
 
-    path = os.fspath(path)
-    data = read_json(path, "tokenizer file")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BpeError(f"{path} is not a bpe-core tokenizer file (no \"format\": \"{FORMAT}\")")
     version = data.get("version")

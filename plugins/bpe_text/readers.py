@@ -2,13 +2,23 @@
 
 Paths may be files, globs, directories (read recursively, in sorted order), `.gz` files, or `-`
 for standard input. Text must be UTF-8; an undecodable file is an error that names it.
+
+Both readers can also read a byte range of a plain file (`range_documents`), so a cluster can
+count one large file in parallel tasks. Ranges lie on a grid of `step` bytes; each range starts
+at the boundary found near its grid point (the last place in a small window after it where the
+pretokenizer allows a cut, for `text`; the first line start, for `jsonl`) and ends at the next
+grid point's boundary. Both neighbours compute a boundary the same way from the file alone, so
+the ranges tile the file exactly; a grid point with no boundary in its window is skipped (the
+range before it runs on).
 """
 
+import codecs
 import gzip
 import io
 import json
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from bpe_core.components import Source, StreamedText
@@ -16,6 +26,10 @@ from bpe_core.errors import BpeError
 from bpe_core.files import expand_paths, file_source
 
 BLOCK_CHARS = 1 << 20
+BOUNDARY_WINDOW = 1 << 20  # bytes after a grid point searched for a range boundary
+
+# where to cut bytes that start at a grid point: the cut's offset into them, or None
+Cutter = Callable[[bytes, int], "int | None"]
 
 
 def open_text(path: str) -> IO[str]:
@@ -42,6 +56,77 @@ def text_blocks(path: str) -> Iterator[str]:
             raise BpeError(f"cannot read {path}: {error}") from error
 
 
+def splittable(path: str) -> bool:
+    """A file whose byte ranges can be read on their own: plain, not compressed or a stream."""
+    return path != "-" and not path.endswith(".gz") and os.path.isfile(path)
+
+
+def _decode(path: str, data: bytes, offset: int, decoder: "codecs.IncrementalDecoder", final: bool) -> str:
+    try:
+        return decoder.decode(data, final)
+    except UnicodeDecodeError as error:
+        raise BpeError(f"{path} is not valid UTF-8 ({error.reason} at byte {offset + error.start})") from error
+
+
+def text_cutter(path: str, safe_cut: Callable[[str], int]) -> Cutter:
+    """Boundaries where the pretokenizer allows a cut (the last one in the window)."""
+
+    def cut(data: bytes, offset: int) -> int | None:
+        skip = 0
+        while skip < min(len(data), 4) and 0x80 <= data[skip] < 0xC0:  # to the start of a character
+            skip += 1
+        text = _decode(path, data[skip:], offset + skip, codecs.getincrementaldecoder("utf-8")(), final=False)
+        position = safe_cut(text)
+        return skip + len(text[:position].encode("utf-8")) if position > 0 else None
+
+    return cut
+
+
+def line_cutter(data: bytes, offset: int) -> int | None:
+    """Boundaries at the first line start."""
+    newline = data.find(b"\n")
+    return newline + 1 if newline >= 0 else None
+
+
+def byte_range(path: str, start: int, step: int, cutter: Cutter) -> tuple[int, int]:
+    """The bytes [begin, end) the range at grid point `start` owns; begin == end for none."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as handle:
+
+        def boundary(offset: int) -> int | None:
+            if offset <= 0 or offset >= size:
+                return min(max(offset, 0), size)
+            handle.seek(offset)
+            found = cutter(handle.read(min(step, BOUNDARY_WINDOW)), offset)
+            return None if found is None else offset + found
+
+        begin = boundary(start)
+        if begin is None:
+            return size, size
+        end: int | None = None
+        point = start
+        while end is None:
+            point += step
+            end = boundary(point)
+        return begin, end
+
+
+def range_blocks(path: str, begin: int, end: int) -> Iterator[str]:
+    """The text of bytes [begin, end) of a file, in blocks."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with open(path, "rb") as handle:
+        handle.seek(begin)
+        offset = begin
+        while offset < end:
+            data = handle.read(min(BLOCK_CHARS, end - offset))
+            if not data:
+                break
+            offset += len(data)
+            block = _decode(path, data, offset - len(data), decoder, final=offset >= end)
+            if block:
+                yield block
+
+
 class TextReader:
     """Each file is one document; files are delivered as blocks, never loaded whole."""
 
@@ -61,6 +146,16 @@ class TextReader:
             if path != "-":
                 self._sources.append(file_source(path))
             yield StreamedText(path, lambda path=path: text_blocks(path))  # type: ignore[misc]
+
+    splittable = staticmethod(splittable)
+
+    def range_documents(self, path: str, start: int, step: int, safe_cut: Callable[[str], int]) -> Iterator[StreamedText]:
+        """The text of the byte range at grid point `start` (see the module docstring)."""
+        if start == 0:
+            self._sources.append(file_source(path))
+        begin, end = byte_range(path, start, step, text_cutter(path, safe_cut))
+        if begin < end:
+            yield StreamedText(f"{path}, bytes {begin}-{end}", lambda: range_blocks(path, begin, end))
 
     def sources(self) -> list[Source]:
         return list(self._sources)
@@ -98,22 +193,44 @@ class JsonlReader:
                 try:
                     for line_number, line in enumerate(handle, start=1):
                         if line.strip():
-                            yield self._document(path, line_number, line)
+                            yield self._document(f"{path}, line {line_number}", line)
                 except UnicodeDecodeError as error:
                     raise BpeError(f"{path}, line {line_number + 1}: not valid UTF-8 ({error.reason})") from error
 
-    def _document(self, path: str, line_number: int, line: str) -> str:
+    splittable = staticmethod(splittable)
+
+    def range_documents(self, path: str, start: int, step: int, safe_cut: Callable[[str], int]) -> Iterator[str]:
+        """The documents on the lines of the byte range at grid point `start` (errors name the
+        line's byte offset: its number would need the whole file before it)."""
+        if start == 0:
+            self._sources.append(file_source(path))
+        begin, end = byte_range(path, start, step, line_cutter)
+        offset = begin
+        with open(path, "rb") as handle:
+            handle.seek(begin)
+            while offset < end:
+                raw = handle.readline()
+                where = f"{path}, line at byte {offset}"
+                offset += len(raw)
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise BpeError(f"{where}: not valid UTF-8 ({error.reason})") from error
+                if line.strip():
+                    yield self._document(where, line)
+
+    def _document(self, where: str, line: str) -> str:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
-            raise BpeError(f"{path}, line {line_number}: invalid JSON ({error.msg} at column {error.colno})") from None
+            raise BpeError(f"{where}: invalid JSON ({error.msg} at column {error.colno})") from None
         if not isinstance(record, dict):
-            raise BpeError(f"{path}, line {line_number}: expected a JSON object, got {type(record).__name__}")
+            raise BpeError(f"{where}: expected a JSON object, got {type(record).__name__}")
         if self.field not in record:
-            raise BpeError(f"{path}, line {line_number}: no field {self.field!r} (fields: {', '.join(sorted(record))})")
+            raise BpeError(f"{where}: no field {self.field!r} (fields: {', '.join(sorted(record))})")
         value = record[self.field]
         if not isinstance(value, str):
-            raise BpeError(f"{path}, line {line_number}: field {self.field!r} is {type(value).__name__}, not a string")
+            raise BpeError(f"{where}: field {self.field!r} is {type(value).__name__}, not a string")
         return value
 
     def sources(self) -> list[Source]:

@@ -1,0 +1,267 @@
+"""Counting and encoding on a Dask cluster, with the same counts, merges and ids as one machine.
+
+Counting: the input files are planned into tasks on the client from their names and sizes alone
+(a large plain file becomes byte ranges on a grid, which the reader aligns to places where no
+chunk can cross; small files are grouped). Each task runs the same reader, normalizers and
+pretokenizer as a local run and returns a Counts; counts are summed on the workers in a tree as
+tasks finish, and only the final sum (unique chunks, never text) comes back to the client.
+Encoding: one task per input file writes that file's shard. Dask retries the tasks of a lost
+worker; tasks are pure (outputs are written atomically), so a retry is harmless.
+
+dask.distributed is optional (`pip install "bpe-core[dask]"`) and imported only here.
+"""
+
+import contextlib
+import io
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from bpe_core import progress as progress_bars
+from bpe_core.config import RunnerConfig
+from bpe_core.counts import Counts
+from bpe_core.errors import BpeError
+from bpe_core.files import expand_paths
+from bpe_core.parallel import default_workers
+from bpe_core.plugins import registry
+
+if TYPE_CHECKING:
+    from bpe_core.pipeline import Tokenizer, _Plan
+    from bpe_core.shards import ShardOptions
+
+INSTALL = 'runner kind dask needs dask.distributed, which is not installed: pip install "bpe-core[dask]"'
+GROUP_FILES = 256  # at most this many small files per counting task
+
+
+@dataclass(frozen=True)
+class Task:
+    """Files counted whole (step 0), or the byte range of one file at grid point `start`."""
+
+    paths: tuple[str, ...]
+    size: int  # bytes, for progress
+    start: int = 0
+    step: int = 0
+
+    def describe(self) -> str:
+        if self.step:
+            return f"{self.paths[0]} (bytes from {self.start})"
+        return self.paths[0] if len(self.paths) == 1 else f"{self.paths[0]} and {len(self.paths) - 1} more files"
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise BpeError(INSTALL) from None
+    return distributed
+
+
+@contextlib.contextmanager
+def connect(runner: RunnerConfig, progress: bool | None) -> Iterator[Any]:
+    """A Client for the runner's scheduler, or for a local cluster started here and closed after."""
+    distributed = _distributed()
+    if runner.address:
+        try:
+            client = distributed.Client(runner.address, timeout="20s")
+        except (OSError, TimeoutError) as error:
+            raise BpeError(f"cannot reach the Dask scheduler at {runner.address}: {error}") from None
+        with client:
+            yield client
+        return
+    workers = runner.workers or default_workers()
+    with distributed.LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, silence_logs=logging.ERROR
+    ) as cluster, distributed.Client(cluster) as client:
+        if progress is not False:
+            print(f"dask: local cluster of {workers} worker processes, dashboard {client.dashboard_link}", file=sys.stderr)
+        yield client
+
+
+def plan_tasks(plan: "_Plan", range_bytes: int) -> list[Task]:
+    """Counting tasks for the plan's inputs, from file names and sizes only."""
+    reader = plan.reader
+    files = expand_paths(plan.paths, getattr(reader, "suffixes", ()))
+    if "-" in files:
+        raise BpeError("runner kind dask reads files, not standard input (-)")
+    splittable = getattr(reader, "splittable", None)
+    tasks: list[Task] = []
+    group: list[str] = []
+    group_size = 0
+
+    def flush() -> None:
+        nonlocal group, group_size
+        if group:
+            tasks.append(Task(tuple(group), group_size))
+            group, group_size = [], 0
+
+    for path in files:
+        size = os.path.getsize(path)
+        if size > range_bytes and splittable is not None and splittable(path):
+            flush()
+            tasks.extend(Task((path,), min(range_bytes, size - start), start, range_bytes) for start in range(0, size, range_bytes))
+            continue
+        group.append(path)
+        group_size += size
+        if group_size >= range_bytes or len(group) >= GROUP_FILES:
+            flush()
+    flush()
+    return tasks
+
+
+# worker side -----------------------------------------------------------------------------------
+
+_worker_plans: dict[str, "_Plan"] = {}
+_worker_tokenizers: dict[str, "Tokenizer"] = {}
+
+
+def _plan_on_worker(config: str) -> "_Plan":
+    """The plan for a config (built once per worker process), with a fresh reader per task."""
+    from bpe_core.pipeline import _plan
+
+    plan = _worker_plans.get(config)
+    if plan is None:
+        plan = _worker_plans[config] = _plan(json.loads(config), None, None, need_paths=False)
+    settings = plan.settings
+    return replace(plan, reader=registry().reader(settings.input.reader, settings.input.options))
+
+
+def count_task(config: str, task: Task) -> tuple[Counts, str]:
+    """Count one task's input as a local run would; returns the counts and the reader's warnings."""
+    from bpe_core.pipeline import count_documents
+
+    plan = _plan_on_worker(config)
+    reader: Any = plan.reader  # range_documents is an optional reader method
+    if task.step:
+        documents = reader.range_documents(task.paths[0], task.start, task.step, plan.pretokenizer.safe_cut)
+    else:
+        documents = reader.documents(list(task.paths))
+    warnings = io.StringIO()
+    with contextlib.redirect_stderr(warnings):
+        counts = count_documents(plan, documents, 1, False, None)
+    return counts, warnings.getvalue()
+
+
+def counts_of(result: tuple[Counts, str]) -> Counts:
+    return result[0]
+
+
+def report_of(result: tuple[Counts, str]) -> tuple[str, int]:
+    """What the client needs of a finished task: warnings and the size of its counts."""
+    return result[1], len(result[0].chunks)
+
+
+def sum_counts(left: Counts, right: Counts) -> Counts:
+    left.absorb(right)
+    return left
+
+
+def encode_task(data: dict[str, Any], digest: str, path: str, shard_path: str, options: "ShardOptions") -> tuple[int, int]:
+    from bpe_core.formats.native import from_dict
+    from bpe_core.shards import encode_shard
+
+    tokenizer = _worker_tokenizers.get(digest)
+    if tokenizer is None:
+        tokenizer = _worker_tokenizers[digest] = from_dict(data, f"tokenizer {data.get('name')}")
+    return encode_shard(tokenizer, path, shard_path, options, 1)
+
+
+# client side -----------------------------------------------------------------------------------
+
+
+def _failure(error: BaseException, task: Task | None) -> BpeError:
+    if isinstance(error, BpeError):
+        return BpeError(str(error))
+    where = f" on {task.describe()}" if task is not None else ""
+    return BpeError(f"a Dask task failed{where}: {type(error).__name__}: {error}")
+
+
+def count_on_dask(plan: "_Plan", runner: RunnerConfig, progress: bool | None) -> Counts:
+    """Count the plan's inputs on a Dask cluster; the same Counts as counting locally."""
+    if plan.settings.input.sample is not None:
+        raise BpeError(
+            f"{plan.settings.origin}: input.sample is not available with runner kind dask "
+            "(its sample would differ from a local run's); count all of a subset of the files instead"
+        )
+    distributed = _distributed()
+    tasks = plan_tasks(plan, runner.range_bytes)
+    config = json.dumps(plan.settings.to_dict(), sort_keys=True)
+    files = expand_paths(plan.paths, getattr(plan.reader, "suffixes", ()))
+    with connect(runner, progress) as client, progress_bars.bar(
+        progress, "counting", total=sum(task.size for task in tasks), unit="B", unit_scale=True
+    ) as bar:
+        results = [client.submit(count_task, config, task, pure=False) for task in tasks]
+        reports = {client.submit(report_of, result, pure=False): task for task, result in zip(tasks, results)}
+        counted = {client.submit(counts_of, result, pure=False): task for task, result in zip(tasks, results)}
+        del results
+        waiting = distributed.as_completed(list(reports) + list(counted))
+        pairs: list[Any] = []  # a count (or a sum of counts) waiting for a partner
+        files_done = 0
+        try:
+            for future in waiting:
+                if future.status == "error":
+                    raise _failure(future.exception(), reports.get(future) or counted.get(future))
+                task = reports.pop(future, None)
+                if task is not None:
+                    warnings, _ = future.result()
+                    for line in warnings.splitlines():
+                        bar.write(line, file=sys.stderr)
+                    files_done += 0 if task.step else len(task.paths)
+                    bar.set_postfix_str(f"{files_done}/{len(files)} files", refresh=False)
+                    bar.update(task.size)
+                    continue
+                counted.pop(future, None)
+                pairs.append(future)
+                if len(pairs) == 2:  # summed on a worker: counts never gather on the client
+                    waiting.add(client.submit(sum_counts, *pairs, pure=False))
+                    pairs = []
+            total: Counts = pairs[0].result()
+        except BaseException:
+            client.cancel(list(reports) + list(counted) + pairs)
+            raise
+    order = {path: index for index, path in enumerate(files)}
+    total.inputs.sort(key=lambda item: order.get(item["path"], len(order)))
+    return total
+
+
+def encode_on_dask(
+    tokenizer: "Tokenizer",
+    files: list[str],
+    shard_paths: list[str],
+    options: "ShardOptions",
+    runner: RunnerConfig,
+    progress: bool | None,
+) -> list[tuple[int, int]]:
+    """Encode each file into its shard on the cluster; (documents, tokens) per file, in order."""
+    import hashlib
+
+    from bpe_core.formats.native import to_dict
+
+    distributed = _distributed()
+    data = to_dict(tokenizer)
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode("utf-8")).hexdigest()
+    sizes = [os.path.getsize(path) for path in files]
+    with connect(runner, progress) as client, progress_bars.bar(
+        progress, "encoding", total=sum(sizes), unit="B", unit_scale=True
+    ) as bar:
+        shared = client.scatter(data, broadcast=True, hash=False)
+        futures = [
+            client.submit(encode_task, shared, digest, path, shard, options, pure=False)
+            for path, shard in zip(files, shard_paths)
+        ]
+        index = {future: position for position, future in enumerate(futures)}
+        results: list[tuple[int, int]] = [(0, 0)] * len(files)
+        try:
+            for future in distributed.as_completed(futures):
+                position = index[future]
+                if future.status == "error":
+                    raise _failure(future.exception(), Task((files[position],), sizes[position]))
+                results[position] = future.result()
+                bar.update(sizes[position])
+        except BaseException:
+            client.cancel(futures)
+            raise
+    return results

@@ -1,0 +1,127 @@
+"""Encoding a corpus to token shards: one binary file of ids per input file, plus an index.
+
+A shard holds the ids of its input's documents back to back (each followed by the end-of-
+document token when one is given), as little-endian uint16 or uint32. `index.json` lists the
+shards in input order with their input, documents and tokens, so the shards concatenated in that
+order are what encoding the inputs in one run gives. Each shard and the index are written
+atomically, so a rerun after a failure (or a retried Dask task) never leaves a torn file.
+"""
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from bpe_core import progress as progress_bars
+from bpe_core.config import RunnerConfig
+from bpe_core.errors import BpeError
+from bpe_core.files import atomic_output, expand_paths
+from bpe_core.plugins import registry
+
+if TYPE_CHECKING:
+    from bpe_core.pipeline import Tokenizer
+
+FORMAT = "bpe-core shards"
+VERSION = 1
+INDEX = "index.json"
+DTYPES = {"uint16": 2, "uint32": 4}
+
+
+@dataclass(frozen=True)
+class ShardOptions:
+    """How ids are written and which special token strings in the text count as special."""
+
+    dtype: str = "uint16"
+    eos_id: int | None = None
+    allowed_special: Any = frozenset()
+    disallowed_special: Any = "all"
+
+
+def shard_name(index: int, path: str) -> str:
+    """The shard file for the index-th input: numbered, so names sort in input order."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(path)) or "input"
+    return f"{index:05d}-{stem}.bin"
+
+
+def input_files(tokenizer: "Tokenizer", paths: Sequence[str]) -> list[str]:
+    """The files the tokenizer's reader would read for these paths, in order."""
+    reader = reader_for(tokenizer)
+    files = expand_paths(list(paths), getattr(reader, "suffixes", ()))
+    if "-" in files:
+        raise BpeError("shards are written per input file; standard input (-) has none")
+    return files
+
+
+def reader_for(tokenizer: "Tokenizer") -> Any:
+    """A fresh reader as the tokenizer's config describes it."""
+    recorded = tokenizer.config.get("input", {})
+    options = {key: value for key, value in recorded.items() if key not in ("reader", "paths", "sample")}
+    return registry().reader(str(recorded.get("reader", "text")), options)
+
+
+def encode_shard(
+    tokenizer: "Tokenizer", path: str, shard_path: str, options: ShardOptions, workers: int | None
+) -> tuple[int, int]:
+    """Encode one input file into one shard; returns (documents, tokens)."""
+    width = DTYPES[options.dtype]
+    documents = tokens = 0
+    reader = reader_for(tokenizer)
+    encoded = tokenizer.encode_documents(
+        reader.documents([path], strict=True), workers, options.allowed_special, options.disallowed_special
+    )
+    with atomic_output(shard_path, binary=True) as out:
+        for ids in encoded:
+            if options.eos_id is not None:
+                ids.append(options.eos_id)
+            out.write(b"".join(token.to_bytes(width, "little") for token in ids))
+            documents += 1
+            tokens += len(ids)
+    return documents, tokens
+
+
+def encode_to_shards(
+    tokenizer: "Tokenizer",
+    paths: Sequence[str],
+    directory: str,
+    options: ShardOptions,
+    runner: RunnerConfig,
+    progress: bool | None = None,
+) -> dict[str, Any]:
+    """Encode each input file into its own shard in `directory` and write the index; returns it."""
+    if options.dtype == "uint16" and tokenizer.vocab_size > 1 << 16:
+        raise BpeError(f"dtype uint16 holds ids below 65536, but the vocabulary has {tokenizer.vocab_size}; use uint32")
+    files = input_files(tokenizer, paths)
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as error:
+        raise BpeError(f"cannot create the shard directory {directory}: {error.strerror or error}") from error
+    names = [shard_name(index, path) for index, path in enumerate(files)]
+    if runner.kind == "dask":
+        from bpe_core.scaleout import encode_on_dask
+
+        results = encode_on_dask(tokenizer, files, [os.path.join(directory, name) for name in names], options, runner, progress)
+    else:
+        results = []
+        sizes = [os.path.getsize(path) for path in files]
+        with progress_bars.bar(progress, "encoding", total=sum(sizes), unit="B", unit_scale=True) as bar:
+            for path, name, size in zip(files, names, sizes):
+                results.append(encode_shard(tokenizer, path, os.path.join(directory, name), options, runner.workers))
+                bar.update(size)
+    index = {
+        "format": FORMAT,
+        "version": VERSION,
+        "tokenizer": {"name": tokenizer.name, "vocab_size": tokenizer.vocab_size},
+        "dtype": options.dtype,
+        "eos_id": options.eos_id,
+        "documents": sum(documents for documents, _ in results),
+        "tokens": sum(tokens for _, tokens in results),
+        "shards": [
+            {"shard": name, "input": path, "documents": documents, "tokens": tokens}
+            for name, path, (documents, tokens) in zip(names, files, results)
+        ],
+    }
+    with atomic_output(os.path.join(directory, INDEX)) as out:
+        out.write(json.dumps(index, ensure_ascii=False, indent=1) + "\n")
+    return index
