@@ -17,13 +17,14 @@ import json
 import logging
 import os
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from bpe_core import progress as progress_bars
 from bpe_core.config import RunnerConfig
-from bpe_core.counts import Counts
+from bpe_core.counts import Counts, merge_all
 from bpe_core.errors import BpeError
 from bpe_core.files import expand_paths
 from bpe_core.parallel import default_workers
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 
 INSTALL = 'runner kind dask needs dask.distributed, which is not installed: pip install "bpe-core[dask]"'
 GROUP_FILES = 256  # at most this many small files per counting task
+TASKS_PER_SLOT = 4  # ranges are made smaller than runner.range_bytes until each worker thread gets this many
+MIN_RANGE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -81,11 +84,14 @@ def connect(runner: RunnerConfig, progress: bool | None) -> Iterator[Any]:
         yield client
 
 
-def plan_tasks(plan: "_Plan", range_bytes: int) -> list[Task]:
-    """Counting tasks for the plan's inputs, from file names and sizes only. Paths are absolute:
-    a worker's working directory is not the client's."""
+def plan_tasks(plan: "_Plan", range_bytes: int, slots: int = 1) -> list[Task]:
+    """Counting tasks for the plan's inputs, from file names and sizes only, enough to keep
+    `slots` worker threads busy. Paths are absolute: a worker's working directory is not the
+    client's."""
     reader = plan.reader
     splittable = getattr(reader, "splittable", None)
+    sizes = {path: os.path.getsize(path) for path in map(os.path.abspath, _files(plan))}
+    range_bytes = min(range_bytes, max(MIN_RANGE_BYTES, -(-sum(sizes.values()) // (TASKS_PER_SLOT * slots))))
     tasks: list[Task] = []
     group: list[str] = []
     group_size = 0
@@ -96,8 +102,7 @@ def plan_tasks(plan: "_Plan", range_bytes: int) -> list[Task]:
             tasks.append(Task(tuple(group), group_size))
             group, group_size = [], 0
 
-    for path in map(os.path.abspath, _files(plan)):
-        size = os.path.getsize(path)
+    for path, size in sizes.items():
         if size > range_bytes and splittable is not None and splittable(path):
             flush()
             tasks.extend(Task((path,), min(range_bytes, size - start), start, range_bytes) for start in range(0, size, range_bytes))
@@ -160,8 +165,8 @@ def report_of(result: tuple[Counts, str]) -> tuple[str, int]:
 
 
 def sum_counts(left: Counts, right: Counts) -> Counts:
-    left.absorb(right)
-    return left
+    """A new sum: inputs stay untouched, so a task Dask reruns after losing a worker is exact."""
+    return merge_all([("counts", left), ("counts", right)])
 
 
 def encode_task(data: dict[str, Any], digest: str, path: str, shard_path: str, options: "ShardOptions") -> tuple[int, int]:
@@ -192,18 +197,18 @@ def count_on_dask(plan: "_Plan", runner: RunnerConfig, progress: bool | None) ->
             "(its sample would differ from a local run's); count all of a subset of the files instead"
         )
     distributed = _distributed()
-    tasks = plan_tasks(plan, runner.range_bytes)
     config = json.dumps(plan.settings.to_dict(), sort_keys=True)
     files = _files(plan)
-    with connect(runner, progress) as client, progress_bars.bar(
-        progress, "counting", total=sum(task.size for task in tasks), unit="B", unit_scale=True
-    ) as bar:
+    with connect(runner, progress) as client:
+        tasks = plan_tasks(plan, runner.range_bytes, sum(client.nthreads().values()) or 1)
+        bar = progress_bars.bar(progress, "counting", total=sum(task.size for task in tasks), unit="B", unit_scale=True)
         results = [client.submit(count_task, config, task, pure=False) for task in tasks]
         reports = {client.submit(report_of, result, pure=False): task for task, result in zip(tasks, results)}
         counted = {client.submit(counts_of, result, pure=False): task for task, result in zip(tasks, results)}
         del results
         waiting = distributed.as_completed(list(reports) + list(counted))
         pairs: list[Any] = []  # a count (or a sum of counts) waiting for a partner
+        parts_left = Counter(path for task in tasks for path in task.paths)  # a file is done when all its ranges are
         files_done = 0
         try:
             for future in waiting:
@@ -214,7 +219,8 @@ def count_on_dask(plan: "_Plan", runner: RunnerConfig, progress: bool | None) ->
                     warnings, _ = future.result()
                     for line in warnings.splitlines():
                         bar.write(line, file=sys.stderr)
-                    files_done += 0 if task.step else len(task.paths)
+                    parts_left.subtract(task.paths)
+                    files_done += sum(1 for path in task.paths if parts_left[path] == 0)
                     bar.set_postfix_str(f"{files_done}/{len(files)} files", refresh=False)
                     bar.update(task.size)
                     continue
@@ -227,6 +233,8 @@ def count_on_dask(plan: "_Plan", runner: RunnerConfig, progress: bool | None) ->
         except BaseException:
             client.cancel(list(reports) + list(counted) + pairs)
             raise
+        finally:
+            bar.close()
     given = {os.path.abspath(path): path for path in files}  # inputs named as given, in input order
     for item in total.inputs:
         item["path"] = given.get(item["path"], item["path"])

@@ -6,7 +6,11 @@ module's fixture; the runner's own local cluster is tested through the command l
 
 import json
 import logging
+import os
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 import distributed
@@ -68,12 +72,13 @@ def docs_parts(docs_text, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def songs(tmp_path_factory):
-    """100 POP909 songs and one broken file among them."""
+    """100 POP909 songs, one broken file among them, and a file that is not MIDI."""
     directory = tmp_path_factory.mktemp("songs")
     for path in pop909_paths()[:100]:
         (directory / path.name).symlink_to(path)
     song = pop909_paths()[0].read_bytes()
     (directory / "050-broken.mid").write_bytes(song[: len(song) // 3])
+    (directory / "README.txt").write_text("not a song: the reader's suffixes leave it out on every runner\n")
     return directory
 
 
@@ -90,6 +95,30 @@ def test_counts_of_the_docs_on_dask_equal_local_counts_and_train_the_same_merges
     assert from_counts.merges == direct.merges
     assert from_counts.merge_counts == direct.merge_counts
     assert from_counts.token_usage == direct.token_usage
+
+
+def test_a_worker_killed_while_counting_is_replaced_and_the_counts_stay_exact(docs_plain):
+    """Dask reruns the lost worker's tasks (tasks are pure, sums copy): the counts equal a local run's."""
+    local = count(GPT2, [docs_plain], progress=False)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.CRITICAL
+    ) as cluster, distributed.Client(cluster) as client:
+        pids = client.run(os.getpid)
+        result: dict[str, object] = {}
+        runner = on(cluster.scheduler_address, range_bytes=1 << 20)
+        counting = threading.Thread(target=lambda: result.update(counts=count(GPT2, [docs_plain], runner=runner, progress=False)))
+        counting.start()
+        victim = None
+        deadline = time.monotonic() + 120
+        while victim is None and counting.is_alive() and time.monotonic() < deadline:
+            busy = [worker for worker, keys in client.processing().items() if any("count_task" in str(key) for key in keys)]
+            victim = busy[0] if busy else None
+            time.sleep(0.005)
+        assert victim is not None, "no counting task was seen running"
+        os.kill(pids[victim], signal.SIGKILL)
+        counting.join(timeout=300)
+        assert not counting.is_alive()
+    assert result["counts"].chunks == local.chunks
 
 
 @pytest.mark.parametrize("step", [4096, 65536])

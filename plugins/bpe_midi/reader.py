@@ -19,6 +19,7 @@ SUFFIXES = (".mid", ".midi", ".MID", ".MIDI")
 
 class MidiReader:
     name = "midi"
+    suffixes = SUFFIXES
 
     def __init__(self, options: dict[str, Any]) -> None:
         unknown = sorted(set(options) - {"on_error", "parser"})
@@ -35,7 +36,7 @@ class MidiReader:
         self.beats = 0.0
 
     def documents(self, paths: list[str], strict: bool = False) -> Iterator[Song]:
-        files = expand_paths(paths, SUFFIXES)
+        files = expand_paths(paths, self.suffixes)
         for path in files:
             try:
                 song = read_song(path, self.parser)
