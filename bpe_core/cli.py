@@ -18,7 +18,7 @@ from bpe_core import engine
 from bpe_core.config import RunnerConfig
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output
-from bpe_core.shards import DTYPES
+from bpe_core.shards import DTYPES, id_bytes
 
 EXIT_BAD_INPUT = 2
 
@@ -50,12 +50,19 @@ def _pipeline_overrides(args: argparse.Namespace) -> dict[str, Any]:
     overrides = _overrides(args.set)
     if args.strict:
         overrides["input.on_error"] = "error"
-    if args.runner is not None:
-        overrides["runner.kind"] = args.runner
-    if args.address is not None:
-        overrides["runner.kind"] = "dask"
-        overrides["runner.address"] = args.address
+    overrides.update({f"runner.{key}": value for key, value in _runner_choice(args).items()})
     return overrides
+
+
+def _runner_choice(args: argparse.Namespace) -> dict[str, Any]:
+    """The runner keys --runner and --address set (none when neither is given)."""
+    if args.address is not None:
+        if args.runner == "local":
+            raise BpeError("--address names a Dask scheduler: it needs --runner dask, not local")
+        return {"kind": "dask", "address": args.address}
+    if args.runner is not None:
+        return {"kind": args.runner, "address": None}  # whatever address the config names
+    return {}
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
@@ -117,10 +124,7 @@ def _documents(tokenizer: "bpe_core.Tokenizer", files: list[str]) -> Iterator[An
 def _runner(args: argparse.Namespace) -> RunnerConfig:
     from bpe_core.config import parse_runner
 
-    settings: dict[str, Any] = {"kind": "dask" if args.address else args.runner or "local", "workers": args.workers}
-    if args.address:
-        settings["address"] = args.address
-    return parse_runner(settings, "command line")
+    return parse_runner({**_runner_choice(args), "workers": args.workers}, "command line")
 
 
 def _shard_directory(args: argparse.Namespace) -> bool:
@@ -171,16 +175,21 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     with atomic_output(args.output, binary) as out, progress_bars.bar(
         False if args.quiet else None, "encoding", unit="doc"
     ) as bar:
-        for ids in tokenizer.encode_documents(_documents(tokenizer, args.files), args.workers, allowed, disallowed):
-            if eos_id is not None:
-                ids.append(eos_id)
+        line_started = False  # text formats: one line per document, written piece by piece
+        for ids, ends in tokenizer.encode_pieces(_documents(tokenizer, args.files), args.workers, allowed, disallowed):
+            if ends and eos_id is not None:
+                ids = [eos_id]
             if binary:
-                out.write(b"".join(token.to_bytes(DTYPES[args.dtype], "little") for token in ids))
-            elif args.format == "ids":
-                out.write(" ".join(map(str, ids)) + "\n")
-            else:
-                out.write(" ".join(tokenizer.token_text(token) for token in ids) + "\n")
-            bar.update(1)
+                out.write(id_bytes(ids, args.dtype))
+            elif ids:
+                show = str if args.format == "ids" else tokenizer.token_text
+                out.write((" " if line_started else "") + " ".join(map(show, ids)))
+                line_started = True
+            if ends:
+                if not binary:
+                    out.write("\n")
+                line_started = False
+                bar.update(1)
     return 0
 
 

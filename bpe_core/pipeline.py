@@ -19,7 +19,7 @@ from random import Random
 from typing import Any, Literal
 
 from bpe_core import progress as progress_bars
-from bpe_core.components import Pretokenizer, Reader, Source, StreamedText
+from bpe_core.components import Pretokenizer, Reader, StreamedText
 from bpe_core.config import Config, RunnerConfig, load_config, parse_runner
 from bpe_core.counting import count_chunks, piece_size, pieces
 from bpe_core.counts import Counts, check_same_config, load_counts, merge_all, pack, symbol_width, unpack
@@ -332,8 +332,24 @@ class Tokenizer:
         allowed_special: AbstractSet[str] | Literal["all"] = frozenset(),
         disallowed_special: AbstractSet[str] | Literal["all"] = "all",
     ) -> Iterator[list[int]]:
-        """Ids for each document a reader gives, in order; streamed text is encoded piece by piece
-        (cut where no chunk can change), in `workers` processes."""
+        """Ids for each document a reader gives, in order, in `workers` processes."""
+        current: list[int] = []
+        for ids, ends in self.encode_pieces(documents, workers, allowed_special, disallowed_special):
+            current.extend(ids)
+            if ends:
+                yield current
+                current = []
+
+    def encode_pieces(
+        self,
+        documents: Iterable[Any],
+        workers: int | None = None,
+        allowed_special: AbstractSet[str] | Literal["all"] = frozenset(),
+        disallowed_special: AbstractSet[str] | Literal["all"] = "all",
+    ) -> Iterator[tuple[list[int], bool]]:
+        """`encode_documents` in pieces: (ids, whether the document ends there). Streamed text is
+        encoded piece by piece (cut where no chunk can change), so however long a document is,
+        memory holds a few pieces, not its ids."""
         whole = any("\n" in token for token in self.special_tokens)  # never cut through a special token
         sources: list[str] = []
 
@@ -362,15 +378,10 @@ class Tokenizer:
             except BpeError as error:
                 return index, None, str(error)
 
-        current: list[int] = []
         for index, ids, failure in ordered_map(encode_piece, tagged(), workers):
             if failure is not None:
                 raise BpeError(f"{sources[index]}: {failure}")
-            if ids is None:
-                yield current
-                current = []
-            else:
-                current.extend(ids)
+            yield ([], True) if ids is None else (ids, False)
 
     def decode(self, ids: Sequence[int]) -> Any:
         """The document for a sequence of ids (for text, a str; special tokens as their text).

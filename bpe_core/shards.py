@@ -10,6 +10,8 @@ atomically, so a rerun after a failure (or a retried Dask task) never leaves a t
 import json
 import os
 import re
+import sys
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,6 +29,15 @@ FORMAT = "bpe-core shards"
 VERSION = 1
 INDEX = "index.json"
 DTYPES = {"uint16": 2, "uint32": 4}
+_ARRAY_CODES = {"uint16": "H", "uint32": "I"}
+
+
+def id_bytes(ids: list[int], dtype: str) -> bytes:
+    """Ids as little-endian uint16 or uint32."""
+    packed = array(_ARRAY_CODES[dtype], ids)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return packed.tobytes()
 
 
 @dataclass(frozen=True)
@@ -64,20 +75,17 @@ def reader_for(tokenizer: "Tokenizer") -> Any:
 def encode_shard(
     tokenizer: "Tokenizer", path: str, shard_path: str, options: ShardOptions, workers: int | None
 ) -> tuple[int, int]:
-    """Encode one input file into one shard; returns (documents, tokens)."""
-    width = DTYPES[options.dtype]
+    """Encode one input file into one shard, piece by piece; returns (documents, tokens)."""
     documents = tokens = 0
     reader = reader_for(tokenizer)
-    encoded = tokenizer.encode_documents(
-        reader.documents([path], strict=True), workers, options.allowed_special, options.disallowed_special
-    )
+    encoded = tokenizer.encode_pieces(reader.documents([path], strict=True), workers, options.allowed_special, options.disallowed_special)
     with atomic_output(shard_path, binary=True) as out:
-        for ids in encoded:
-            if options.eos_id is not None:
-                ids.append(options.eos_id)
-            out.write(b"".join(token.to_bytes(width, "little") for token in ids))
-            documents += 1
+        for ids, ends in encoded:
+            if ends and options.eos_id is not None:
+                ids = [options.eos_id]
+            out.write(id_bytes(ids, options.dtype))
             tokens += len(ids)
+            documents += ends
     return documents, tokens
 
 

@@ -312,6 +312,12 @@ def test_runner_settings_are_checked(docs_parts, tmp_path):
     sampled = ["--set", "input.sample.fraction=0.5", "--set", "input.sample.seed=1"]
     assert_clean_error(run_bpe("count", GPT2, docs_parts[0], "-o", "x", "--runner", "dask", *sampled, cwd=tmp_path), "input.sample")
     assert_clean_error(run_bpe("encode", "-t", "none.json", "--runner", "dask", cwd=tmp_path), "none.json")
+    both = ["--runner", "local", "--address", "tcp://127.0.0.1:9"]
+    assert_clean_error(run_bpe("count", GPT2, docs_parts[0], "-o", "x", *both, cwd=tmp_path), "--address")
+    remote = tmp_path / "remote.yaml"  # --runner local runs here, whatever scheduler the config names
+    remote.write_text(json.dumps({"pretokenizer": {"name": "gpt2"}, "runner": {"kind": "dask", "address": "tcp://127.0.0.1:9"}}))
+    assert_ok(run_bpe("count", remote, docs_parts[0], "-o", "here.counts", "--runner", "local", "-q", cwd=tmp_path))
+    assert load_counts(tmp_path / "here.counts").total() > 100_000
 
 
 def test_a_scheduler_that_is_not_there_is_a_clean_error(docs_parts, tmp_path):
