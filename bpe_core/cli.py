@@ -265,7 +265,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             f"trained on:    {provenance.get('chunks', 0):,} chunks ({provenance.get('unique_chunks', 0):,} unique), "
             f"{provenance.get('symbols', 0):,} symbols, in {provenance.get('seconds', 0)} s"
         )
-        unit = {"text": "bytes", "dna": "nucleotides", "dna-kmers": "k-mers", "midi": "events"}.get(tokenizer.decoder.name, "symbols")
+        unit = getattr(tokenizer.pretokenizer, "symbol_unit", "symbols")  # optional: what a base symbol is
         if provenance.get("tokens"):
             print(
                 f"compression:   {provenance['symbols'] / provenance['tokens']:.2f} base symbols ({unit}) per token on the training data"

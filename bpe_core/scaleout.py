@@ -270,12 +270,15 @@ def encode_on_dask(
         ]
         index = {future: position for position, future in enumerate(futures)}
         results: list[tuple[int, int]] = [(0, 0)] * len(files)
+        done = 0
         try:
             for future in distributed.as_completed(futures):
                 position = index[future]
                 if future.status == "error":
                     raise _failure(future.exception(), Task((files[position],), sizes[position]))
                 results[position] = future.result()
+                done += 1
+                bar.set_postfix_str(f"{done}/{len(files)} files", refresh=False)
                 bar.update(sizes[position])
         except BaseException:
             client.cancel(futures)

@@ -116,6 +116,7 @@ def encode_to_shards(
         with progress_bars.bar(progress, "encoding", total=sum(sizes), unit="B", unit_scale=True) as bar:
             for path, name, size in zip(files, names, sizes):
                 results.append(encode_shard(tokenizer, path, os.path.join(directory, name), options, runner.workers))
+                bar.set_postfix_str(f"{len(results)}/{len(files)} files", refresh=False)
                 bar.update(size)
     index = {
         "format": FORMAT,

@@ -278,6 +278,7 @@ def test_inspect_shows_vocabulary_alphabet_specials_pretokenizer_provenance_and_
     assert re.search(r"alphabet:\s+256 base symbols", stdout)
     assert f"{EOT}={VOCAB - 1}" in stdout
     assert re.search(r"pretokenizer:\s+gpt2", stdout)
+    assert "base symbols (bytes) per token" in stdout  # the pretokenizer's symbol_unit
     docs = (workdir / "docs.txt").read_bytes()
     assert hashlib.sha256(docs).hexdigest()[:16] in stdout
     assert f"{len(docs):,} bytes" in stdout

@@ -732,7 +732,7 @@ def test_cli_trains_inspects_and_encodes_a_dnabert2_style_tokenizer(genome: tupl
 
     report = assert_ok(run_bpe("inspect", output, cwd=tmp_path))
     per_token = len(genome_sequence) / tokenizer.provenance["tokens"]
-    assert re.search(rf"\b{per_token:.2f}\b[^\n]*per token", report), report
+    assert re.search(rf"\b{per_token:.2f} base symbols \(nucleotides\) per token", report), report
     longest = max(len(tokenizer.token_symbols(token)) for token in tokenizer.merged_ids())
     longest_texts = {tokenizer.token_text(token) for token in tokenizer.merged_ids() if len(tokenizer.token_symbols(token)) == longest}
     section = report[report.index("longest") :]

@@ -854,6 +854,7 @@ def test_cli_trains_inspects_encodes_and_decodes_to_a_midi_file(songs: list[Path
         run_bpe("train", REMI_BPE_CONFIG, corpus, "--set", "trainer.vocab_size=700", "-o", "tok.json", "--quiet", cwd=tmp_path)
     )
     shown = assert_ok(run_bpe("inspect", "tok.json", cwd=tmp_path))
+    assert "base symbols (events) per token" in shown
     alphabet = set(bpe_core.load(tmp_path / "tok.json").alphabet)
     assert "most used merged tokens" in shown, shown
     most_used = shown.split("most used merged tokens")[1].splitlines()[1:11]

@@ -87,6 +87,7 @@ class NucleotidePretokenizer:
     byte_level = False
     decoder = "dna"
     name = "dna-nucleotides"
+    symbol_unit = "nucleotides"
 
     def __init__(self, options: dict[str, Any]) -> None:
         _check_options(self.name, options, ("case", "n", "iupac", "max_chunk", "overlap", "reverse_complement"))
@@ -202,6 +203,7 @@ class KmerPretokenizer:
     byte_level = False
     decoder = "dna-kmers"
     name = "dna-kmers"
+    symbol_unit = "k-mers"
 
     def __init__(self, options: dict[str, Any]) -> None:
         _check_options(self.name, options, ("k", "stride", "remainder", "canonical", "n", "iupac", "case"))

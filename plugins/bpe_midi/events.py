@@ -156,6 +156,7 @@ class MidiEventPretokenizer:
     name = "midi-events"
     byte_level = False
     decoder = "midi"
+    symbol_unit = "events"
     OPTIONS = ("beat_resolution", "velocity_bins", "pitch_range", "programs", "tempos", "time_signatures", "split", "parser")
 
     def __init__(self, options: dict[str, Any]) -> None:

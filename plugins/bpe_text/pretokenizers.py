@@ -62,6 +62,7 @@ class ByteLevel:
     name = "byte-level"
     byte_level = True
     decoder = "text"
+    symbol_unit = "bytes"
 
     def alphabet(self) -> list[str]:
         return list(BYTE_LABELS)

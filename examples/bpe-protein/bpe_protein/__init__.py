@@ -23,6 +23,7 @@ class ProteinPretokenizer:
     name = "protein"
     byte_level = False
     decoder = "protein"
+    symbol_unit = "amino acids"
 
     def __init__(self, options: dict[str, Any]) -> None:
         unknown = sorted(set(options) - {"uppercase"})
