@@ -94,14 +94,15 @@ class Counts:
         width = self.width
         return sum(len(key) // width * count for key, count in self.chunks.items())
 
-    def absorb(self, other: "Counts", origin: str = "counts") -> None:
-        """Add other's counts to these (in place); both must split and normalize alike."""
+    def absorb(self, other: "Counts", origin: str = "counts", repeats: bool = False) -> None:
+        """Add other's counts to these (in place); both must split and normalize alike. A file in
+        both is an error unless `repeats` (the parts of one run that named a file twice)."""
         check_same_config(self.config, other.config, origin)
         if self.alphabet_size != other.alphabet_size:
             raise BpeError(f"{origin}: alphabet of {other.alphabet_size} symbols, expected {self.alphabet_size}")
         seen = {(item["path"], item["sha256"]) for item in self.inputs}
         for item in other.inputs:
-            if (item["path"], item["sha256"]) in seen:
+            if not repeats and (item["path"], item["sha256"]) in seen:
                 raise BpeError(f"{origin}: {item['path']} is counted twice (it is in both counts)")
         add_counts(self.chunks, other.chunks)
         self.inputs = self.inputs + other.inputs
@@ -202,14 +203,14 @@ def _show(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def merge_all(items: Iterable[tuple[str, Counts]]) -> Counts:
+def merge_all(items: Iterable[tuple[str, Counts]], repeats: bool = False) -> Counts:
     """The sum of several counts, each named by where it came from (for errors)."""
     merged: Counts | None = None
     for origin, counts in items:
         if merged is None:
             merged = Counts(counts.config, counts.alphabet_size, dict(counts.chunks), list(counts.inputs), dict(counts.measures))
         else:
-            merged.absorb(counts, origin)
+            merged.absorb(counts, origin, repeats)
     if merged is None:
         raise BpeError("no counts to merge")
     return merged

@@ -90,8 +90,8 @@ def plan_tasks(plan: "_Plan", range_bytes: int, slots: int = 1) -> list[Task]:
     client's."""
     reader = plan.reader
     splittable = getattr(reader, "splittable", None)
-    sizes = {path: os.path.getsize(path) for path in map(os.path.abspath, _files(plan))}
-    range_bytes = min(range_bytes, max(MIN_RANGE_BYTES, -(-sum(sizes.values()) // (TASKS_PER_SLOT * slots))))
+    sizes = [(path, os.path.getsize(path)) for path in map(os.path.abspath, _files(plan))]  # a file named twice counts twice
+    range_bytes = min(range_bytes, max(MIN_RANGE_BYTES, -(-sum(size for _, size in sizes) // (TASKS_PER_SLOT * slots))))
     tasks: list[Task] = []
     group: list[str] = []
     group_size = 0
@@ -102,7 +102,7 @@ def plan_tasks(plan: "_Plan", range_bytes: int, slots: int = 1) -> list[Task]:
             tasks.append(Task(tuple(group), group_size))
             group, group_size = [], 0
 
-    for path, size in sizes.items():
+    for path, size in sizes:
         if size > range_bytes and splittable is not None and splittable(path):
             flush()
             tasks.extend(Task((path,), min(range_bytes, size - start), start, range_bytes) for start in range(0, size, range_bytes))
@@ -166,7 +166,7 @@ def report_of(result: tuple[Counts, str]) -> tuple[str, int]:
 
 def sum_counts(left: Counts, right: Counts) -> Counts:
     """A new sum: inputs stay untouched, so a task Dask reruns after losing a worker is exact."""
-    return merge_all([("counts", left), ("counts", right)])
+    return merge_all([("counts", left), ("counts", right)], repeats=True)
 
 
 def encode_task(data: dict[str, Any], digest: str, path: str, shard_path: str, options: "ShardOptions") -> tuple[int, int]:

@@ -90,6 +90,8 @@ def test_counts_of_the_docs_on_dask_equal_local_counts_and_train_the_same_merges
     assert ranged.inputs == local.inputs
     compressed = count(GPT2, [docs_path], runner=on(cluster), progress=False)  # .gz: one task
     assert compressed.chunks == local.chunks
+    twice = count(GPT2, [docs_path, docs_path], runner=on(cluster), progress=False)  # as locally: counted twice
+    assert twice.chunks == {key: 2 * times for key, times in local.chunks.items()}
     direct = bpe_core.train(GPT2, [docs_plain], {"trainer.vocab_size": 2048}, progress=False)
     from_counts = bpe_core.train(GPT2, counts=[ranged], overrides={"trainer.vocab_size": 2048}, progress=False)
     assert from_counts.merges == direct.merges
