@@ -169,14 +169,28 @@ def sum_counts(left: Counts, right: Counts) -> Counts:
     return merge_all([("counts", left), ("counts", right)], repeats=True)
 
 
-def encode_task(data: dict[str, Any], digest: str, path: str, shard_path: str, options: "ShardOptions") -> tuple[int, int]:
+def _tokenizer_on_worker(data: dict[str, Any], digest: str) -> "Tokenizer":
+    """The tokenizer (built once per worker process and kept: its chunk cache stays warm)."""
     from bpe_core.formats.native import from_dict
-    from bpe_core.shards import encode_shard
 
     tokenizer = _worker_tokenizers.get(digest)
     if tokenizer is None:
         tokenizer = _worker_tokenizers[digest] = from_dict(data, f"tokenizer {data.get('name')}")
-    return encode_shard(tokenizer, path, shard_path, options, 1)
+    return tokenizer
+
+
+def encode_task(data: dict[str, Any], digest: str, path: str, shard_path: str, options: "ShardOptions") -> tuple[int, int]:
+    from bpe_core.shards import encode_shard
+
+    return encode_shard(_tokenizer_on_worker(data, digest), path, shard_path, options, 1)
+
+
+def encode_range_task(
+    data: dict[str, Any], digest: str, path: str, start: int, step: int, part_path: str, options: "ShardOptions"
+) -> tuple[int, int]:
+    from bpe_core.shards import encode_range
+
+    return encode_range(_tokenizer_on_worker(data, digest), path, start, step, part_path, options)
 
 
 # client side -----------------------------------------------------------------------------------
@@ -251,36 +265,60 @@ def encode_on_dask(
     runner: RunnerConfig,
     progress: bool | None,
 ) -> list[tuple[int, int]]:
-    """Encode each file into its shard on the cluster; (documents, tokens) per file, in order."""
+    """Encode each file into its shard on the cluster; (documents, tokens) per file, in order.
+
+    A large plain file is encoded in byte ranges (as counting splits it) into parts that a last
+    task joins, unless a special token holds a newline (no cut may split one)."""
     import hashlib
 
     from bpe_core.formats.native import to_dict
+    from bpe_core.shards import join_parts, part_path, reader_for
 
     distributed = _distributed()
     data = to_dict(tokenizer)
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode("utf-8")).hexdigest()
     sizes = [os.path.getsize(path) for path in files]
+    reader = reader_for(tokenizer)
+    splittable = getattr(reader, "splittable", None)
+    if any("\n" in token for token in tokenizer.special_tokens):
+        splittable = None
     with connect(runner, progress) as client, progress_bars.bar(
         progress, "encoding", total=sum(sizes), unit="B", unit_scale=True
     ) as bar:
+        slots = sum(client.nthreads().values()) or 1
+        step = min(runner.range_bytes, max(MIN_RANGE_BYTES, -(-sum(sizes) // (TASKS_PER_SLOT * slots))))
         shared = client.scatter(data, broadcast=True, hash=False)
-        futures = [
-            client.submit(encode_task, shared, digest, os.path.abspath(path), os.path.abspath(shard), options, pure=False)
-            for path, shard in zip(files, shard_paths)
-        ]
-        index = {future: position for position, future in enumerate(futures)}
+        finals: dict[Any, tuple[int, int]] = {}  # the future that ends a file's shard -> (position, bytes it encoded)
+        ranges: dict[Any, tuple[str, int]] = {}  # a range's future -> (file, bytes)
+        for position, (path, shard) in enumerate(zip(map(os.path.abspath, files), map(os.path.abspath, shard_paths))):
+            if splittable is None or sizes[position] <= step or not splittable(path):
+                finals[client.submit(encode_task, shared, digest, path, shard, options, pure=False)] = (position, sizes[position])
+                continue
+            starts = range(0, sizes[position], step)
+            parts = [part_path(shard, start) for start in starts]
+            encoded = [
+                client.submit(encode_range_task, shared, digest, path, start, step, part, options, pure=False)
+                for start, part in zip(starts, parts)
+            ]
+            ranges.update((future, (path, min(step, sizes[position] - start))) for future, start in zip(encoded, starts))
+            fragments = bool(getattr(reader, "range_fragments", False))
+            finals[client.submit(join_parts, parts, shard, options, fragments, encoded, pure=False)] = (position, 0)
         results: list[tuple[int, int]] = [(0, 0)] * len(files)
         done = 0
         try:
-            for future in distributed.as_completed(futures):
-                position = index[future]
+            for future in distributed.as_completed(list(ranges) + list(finals)):
                 if future.status == "error":
-                    raise _failure(future.exception(), Task((files[position],), sizes[position]))
+                    name = ranges[future][0] if future in ranges else files[finals[future][0]]
+                    raise _failure(future.exception(), Task((name,), 0))
+                if future in ranges:
+                    bar.update(ranges[future][1])
+                    continue
+                position, encoded_bytes = finals[future]
                 results[position] = future.result()
                 done += 1
                 bar.set_postfix_str(f"{done}/{len(files)} files", refresh=False)
-                bar.update(sizes[position])
+                bar.update(encoded_bytes)
         except BaseException:
-            client.cancel(futures)
+            client.cancel(list(ranges) + list(finals))
             raise
     return results

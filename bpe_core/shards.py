@@ -12,7 +12,7 @@ import os
 import re
 import sys
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -76,17 +76,58 @@ def encode_shard(
     tokenizer: "Tokenizer", path: str, shard_path: str, options: ShardOptions, workers: int | None
 ) -> tuple[int, int]:
     """Encode one input file into one shard, piece by piece; returns (documents, tokens)."""
-    documents = tokens = 0
+    documents = reader_for(tokenizer).documents([path], strict=True)
+    return _write(tokenizer, documents, shard_path, options, workers, whole=True)
+
+
+def encode_range(tokenizer: "Tokenizer", path: str, start: int, step: int, part_path: str, options: ShardOptions) -> tuple[int, int]:
+    """Encode the byte range of a file at grid point `start` (see the text plugin's readers) into
+    a part of its shard; returns (documents, tokens). For a reader whose ranges are fragments of
+    one document per file, no document ends in a part: `join_parts` ends it."""
     reader = reader_for(tokenizer)
-    encoded = tokenizer.encode_pieces(reader.documents([path], strict=True), workers, options.allowed_special, options.disallowed_special)
+    documents = reader.range_documents(path, start, step, tokenizer.pretokenizer.safe_cut)
+    return _write(tokenizer, documents, part_path, options, 1, whole=not getattr(reader, "range_fragments", False))
+
+
+def join_parts(part_paths: list[str], shard_path: str, options: ShardOptions, fragments: bool, parts: list[tuple[int, int]]) -> tuple[int, int]:
+    """The shard of a file encoded in ranges: its parts in order (then removed); with `fragments`
+    the parts make one document, which ends here. Returns (documents, tokens)."""
+    documents, tokens = sum(part[0] for part in parts), sum(part[1] for part in parts)
     with atomic_output(shard_path, binary=True) as out:
+        for part_path in part_paths:
+            with open(part_path, "rb") as part:
+                while block := part.read(1 << 24):
+                    out.write(block)
+        if fragments:
+            documents = 1
+            if options.eos_id is not None:
+                out.write(id_bytes([options.eos_id], options.dtype))
+                tokens += 1
+    for part_path in part_paths:
+        os.unlink(part_path)
+    return documents, tokens
+
+
+def part_path(shard_path: str, start: int) -> str:
+    """Where the range at `start` of a shard's input is encoded before the parts are joined."""
+    directory, name = os.path.split(shard_path)
+    return os.path.join(directory, f".{name}.part-{start:015d}")
+
+
+def _write(
+    tokenizer: "Tokenizer", documents: Iterable[Any], path: str, options: ShardOptions, workers: int | None, whole: bool
+) -> tuple[int, int]:
+    """Write the documents' ids to `path`, with the end-of-document token after each when `whole`."""
+    count = tokens = 0
+    encoded = tokenizer.encode_pieces(documents, workers, options.allowed_special, options.disallowed_special)
+    with atomic_output(path, binary=True) as out:
         for ids, ends in encoded:
-            if ends and options.eos_id is not None:
-                ids = [options.eos_id]
+            if ends and whole:
+                count += 1
+                ids = [] if options.eos_id is None else [options.eos_id]
             out.write(id_bytes(ids, options.dtype))
             tokens += len(ids)
-            documents += ends
-    return documents, tokens
+    return count, tokens
 
 
 def encode_to_shards(

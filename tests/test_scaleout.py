@@ -258,6 +258,30 @@ def test_shards_on_dask_equal_local_shards_and_one_run_encoding(cluster, docs_pa
     assert index["tokens"] == len(joined) // 2 > 300_000
 
 
+def test_a_large_file_is_encoded_in_ranges_joined_into_the_same_shard(cluster, docs_text, docs_slice_path, tmp_path):
+    text = docs_text[:3_000_000]
+    plain = tmp_path / "docs.txt"
+    plain.write_text(text, encoding="utf-8", newline="")
+    lines = tmp_path / "docs.jsonl"
+    lines.write_text("".join(json.dumps({"text": paragraph}) + "\n" for paragraph in text.split("\n\n")), encoding="utf-8")
+    for path, reader in ((plain, "text"), (lines, "jsonl")):
+        config = {"input": {"reader": reader}, "pretokenizer": {"name": "gpt2"}, "trainer": {"vocab_size": 1000}}
+        config["special_tokens"] = {"tokens": ["<|endoftext|>"]}
+        tokenizer = bpe_core.train(config, [docs_slice_path] if reader == "text" else [lines], progress=False)
+        options = ShardOptions(eos_id=tokenizer.special_ids["<|endoftext|>"])
+        local = encode_to_shards(tokenizer, [str(path)], str(tmp_path / f"local-{reader}"), options, parse_runner({}, "test"))
+        ranged = encode_to_shards(
+            tokenizer, [str(path)], str(tmp_path / f"dask-{reader}"), options, parse_runner(on(cluster, range_bytes=1 << 20), "test")
+        )
+        assert ranged == local
+        shard = local["shards"][0]["shard"]
+        assert (tmp_path / f"dask-{reader}" / shard).read_bytes() == (tmp_path / f"local-{reader}" / shard).read_bytes()
+        assert sorted(entry.name for entry in (tmp_path / f"dask-{reader}").iterdir()) == [shard, "index.json"]  # parts removed
+        assert local["documents"] == (1 if reader == "text" else len(text.split("\n\n")))
+    with distributed.Client(cluster) as client:  # the ranges really ran as tasks of their own
+        assert "encode_range_task" in client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
+
+
 def test_dna_and_midi_shards_on_dask_equal_encoding_each_document(cluster, songs, tmp_path):
     dna = bpe_core.train(DNA, [LAMBDA_PATH], {"trainer.vocab_size": 300}, progress=False)
     midi = bpe_core.train(MIDI, [songs], {"trainer.vocab_size": 600}, progress=False)

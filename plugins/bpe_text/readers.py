@@ -148,6 +148,7 @@ class TextReader:
             yield StreamedText(path, lambda path=path: text_blocks(path))  # type: ignore[misc]
 
     splittable = staticmethod(splittable)
+    range_fragments = True  # a file is one document: its ranges are fragments of it
 
     def range_documents(self, path: str, start: int, step: int, safe_cut: Callable[[str], int]) -> Iterator[StreamedText]:
         """The text of the byte range at grid point `start` (see the module docstring)."""
