@@ -133,7 +133,7 @@ class TextReader:
     name = "text"
 
     def __init__(self) -> None:
-        self._sources: list[Source] = []
+        self._read: list[str] = []  # files read; hashed for provenance only when asked
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> "TextReader":
@@ -144,7 +144,7 @@ class TextReader:
     def documents(self, paths: list[str], strict: bool = False) -> Iterator[StreamedText]:
         for path in expand_paths(paths):
             if path != "-":
-                self._sources.append(file_source(path))
+                self._read.append(path)
             yield StreamedText(path, lambda path=path: text_blocks(path))  # type: ignore[misc]
 
     splittable = staticmethod(splittable)
@@ -153,13 +153,13 @@ class TextReader:
     def range_documents(self, path: str, start: int, step: int, safe_cut: Callable[[str], int]) -> Iterator[StreamedText]:
         """The text of the byte range at grid point `start` (see the module docstring)."""
         if start == 0:
-            self._sources.append(file_source(path))
+            self._read.append(path)
         begin, end = byte_range(path, start, step, text_cutter(path, safe_cut))
         if begin < end:
             yield StreamedText(f"{path}, bytes {begin}-{end}", lambda: range_blocks(path, begin, end))
 
     def sources(self) -> list[Source]:
-        return list(self._sources)
+        return [file_source(path) for path in self._read]
 
 
 class JsonlReader:
@@ -173,7 +173,7 @@ class JsonlReader:
 
     def __init__(self, field: str) -> None:
         self.field = field
-        self._sources: list[Source] = []
+        self._read: list[str] = []  # files read; hashed for provenance only when asked
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> "JsonlReader":
@@ -188,7 +188,7 @@ class JsonlReader:
     def documents(self, paths: list[str], strict: bool = False) -> Iterator[str]:
         for path in expand_paths(paths):
             if path != "-":
-                self._sources.append(file_source(path))
+                self._read.append(path)
             with open_text(path) as handle:
                 line_number = 0
                 try:
@@ -204,7 +204,7 @@ class JsonlReader:
         """The documents on the lines of the byte range at grid point `start` (errors name the
         line's byte offset: its number would need the whole file before it)."""
         if start == 0:
-            self._sources.append(file_source(path))
+            self._read.append(path)
         begin, end = byte_range(path, start, step, line_cutter)
         offset = begin
         with open(path, "rb") as handle:
@@ -235,4 +235,4 @@ class JsonlReader:
         return value
 
     def sources(self) -> list[Source]:
-        return list(self._sources)
+        return [file_source(path) for path in self._read]
