@@ -66,8 +66,6 @@ def _runner_choice(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    if args.from_counts and args.files:
-        raise BpeError("give input files or --from-counts, not both")
     tokenizer = bpe_core.train(
         args.config,
         args.files or None,

@@ -71,6 +71,15 @@ def expand_paths(paths: list[str], suffixes: tuple[str, ...] = ()) -> list[str]:
     return files
 
 
+def reader_files(reader: Any, paths: list[str]) -> list[str]:
+    """The files a reader reads for these paths (directories listed with its `suffixes`), for work
+    planned per file: standard input has none."""
+    files = expand_paths(paths, getattr(reader, "suffixes", ()))
+    if "-" in files:
+        raise BpeError("give input files, not standard input (-): shards and Dask tasks are made per file")
+    return files
+
+
 def file_source(path: str) -> Source:
     digest = hashlib.sha256()
     size = 0

@@ -26,7 +26,7 @@ from bpe_core import progress as progress_bars
 from bpe_core.config import RunnerConfig
 from bpe_core.counts import Counts, merge_all
 from bpe_core.errors import BpeError
-from bpe_core.files import expand_paths
+from bpe_core.files import reader_files
 from bpe_core.parallel import default_workers
 from bpe_core.plugins import registry
 
@@ -88,10 +88,9 @@ def plan_tasks(plan: "_Plan", range_bytes: int, slots: int = 1) -> list[Task]:
     """Counting tasks for the plan's inputs, from file names and sizes only, enough to keep
     `slots` worker threads busy. Paths are absolute: a worker's working directory is not the
     client's."""
-    reader = plan.reader
-    splittable = getattr(reader, "splittable", None)
-    sizes = [(path, os.path.getsize(path)) for path in map(os.path.abspath, _files(plan))]  # a file named twice counts twice
-    range_bytes = min(range_bytes, max(MIN_RANGE_BYTES, -(-sum(size for _, size in sizes) // (TASKS_PER_SLOT * slots))))
+    splittable = getattr(plan.reader, "splittable", None)
+    sizes = [(path, os.path.getsize(path)) for path in map(os.path.abspath, reader_files(plan.reader, plan.paths))]
+    range_bytes = range_step(sum(size for _, size in sizes), range_bytes, slots)  # (a file named twice counts twice)
     tasks: list[Task] = []
     group: list[str] = []
     group_size = 0
@@ -115,11 +114,9 @@ def plan_tasks(plan: "_Plan", range_bytes: int, slots: int = 1) -> list[Task]:
     return tasks
 
 
-def _files(plan: "_Plan") -> list[str]:
-    files = expand_paths(plan.paths, getattr(plan.reader, "suffixes", ()))
-    if "-" in files:
-        raise BpeError("runner kind dask reads files, not standard input (-)")
-    return files
+def range_step(total_bytes: int, range_bytes: int, slots: int) -> int:
+    """Byte ranges of at most `range_bytes`, smaller until each worker thread gets a few tasks."""
+    return min(range_bytes, max(MIN_RANGE_BYTES, -(-total_bytes // (TASKS_PER_SLOT * slots))))
 
 
 # worker side -----------------------------------------------------------------------------------
@@ -159,9 +156,9 @@ def counts_of(result: tuple[Counts, str]) -> Counts:
     return result[0]
 
 
-def report_of(result: tuple[Counts, str]) -> tuple[str, int]:
-    """What the client needs of a finished task: warnings and the size of its counts."""
-    return result[1], len(result[0].chunks)
+def report_of(result: tuple[Counts, str]) -> str:
+    """What the client needs of a finished task: the reader's warnings."""
+    return result[1]
 
 
 def sum_counts(left: Counts, right: Counts) -> Counts:
@@ -212,7 +209,7 @@ def count_on_dask(plan: "_Plan", runner: RunnerConfig, progress: bool | None) ->
         )
     distributed = _distributed()
     config = json.dumps(plan.settings.to_dict(), sort_keys=True)
-    files = _files(plan)
+    files = reader_files(plan.reader, plan.paths)
     with connect(runner, progress) as client:
         tasks = plan_tasks(plan, runner.range_bytes, sum(client.nthreads().values()) or 1)
         bar = progress_bars.bar(progress, "counting", total=sum(task.size for task in tasks), unit="B", unit_scale=True)
@@ -230,8 +227,7 @@ def count_on_dask(plan: "_Plan", runner: RunnerConfig, progress: bool | None) ->
                     raise _failure(future.exception(), reports.get(future) or counted.get(future))
                 task = reports.pop(future, None)
                 if task is not None:
-                    warnings, _ = future.result()
-                    for line in warnings.splitlines():
+                    for line in future.result().splitlines():
                         bar.write(line, file=sys.stderr)
                     parts_left.subtract(task.paths)
                     files_done += sum(1 for path in task.paths if parts_left[path] == 0)
@@ -286,7 +282,7 @@ def encode_on_dask(
         progress, "encoding", total=sum(sizes), unit="B", unit_scale=True
     ) as bar:
         slots = sum(client.nthreads().values()) or 1
-        step = min(runner.range_bytes, max(MIN_RANGE_BYTES, -(-sum(sizes) // (TASKS_PER_SLOT * slots))))
+        step = range_step(sum(sizes), runner.range_bytes, slots)
         shared = client.scatter(data, broadcast=True, hash=False)
         finals: dict[Any, tuple[int, int]] = {}  # the future that ends a file's shard -> (position, bytes it encoded)
         ranges: dict[Any, tuple[str, int]] = {}  # a range's future -> (file, bytes)

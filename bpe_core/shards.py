@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from bpe_core import progress as progress_bars
 from bpe_core.config import RunnerConfig
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output, expand_paths
+from bpe_core.files import atomic_output, reader_files
 from bpe_core.plugins import registry
 
 if TYPE_CHECKING:
@@ -54,15 +54,6 @@ def shard_name(index: int, path: str) -> str:
     """The shard file for the index-th input: numbered, so names sort in input order."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(path)) or "input"
     return f"{index:05d}-{stem}.bin"
-
-
-def input_files(tokenizer: "Tokenizer", paths: Sequence[str]) -> list[str]:
-    """The files the tokenizer's reader would read for these paths, in order."""
-    reader = reader_for(tokenizer)
-    files = expand_paths(list(paths), getattr(reader, "suffixes", ()))
-    if "-" in files:
-        raise BpeError("shards are written per input file; standard input (-) has none")
-    return files
 
 
 def reader_for(tokenizer: "Tokenizer") -> Any:
@@ -141,7 +132,7 @@ def encode_to_shards(
     """Encode each input file into its own shard in `directory` and write the index; returns it."""
     if options.dtype == "uint16" and tokenizer.vocab_size > 1 << 16:
         raise BpeError(f"dtype uint16 holds ids below 65536, but the vocabulary has {tokenizer.vocab_size}; use uint32")
-    files = input_files(tokenizer, paths)
+    files = reader_files(reader_for(tokenizer), list(paths))
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as error:
