@@ -1,4 +1,5 @@
-# make test: fresh venv if needed, compiled (non-editable) install, the suite compiled then pure.
+# make test: fresh venv if needed, compiled (non-editable) install, the whole suite compiled, then
+# the tests that prove compiled == pure (marked both_modes, and the property tests) in pure mode.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -26,10 +27,10 @@ install: $(VENV)/.installed
 test: test-compiled test-pure
 
 test-compiled: install
-	BPE_CORE_EXPECT_COMPILED=1 $(BIN)/pytest -q -p no:cacheprovider
+	BPE_CORE_EXPECT_COMPILED=1 $(BIN)/pytest -q -p no:cacheprovider --durations=15
 
 test-pure: install
-	BPE_CORE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider
+	BPE_CORE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider --durations=15
 
 demo: install
 	$(BIN)/bpe demo

@@ -36,3 +36,35 @@ def assert_clean_error(result: subprocess.CompletedProcess[str], *fragments: str
         assert fragment in lines[0], f"{fragment!r} not in {lines[0]!r}"
     return lines[0]
 
+
+
+def _limit_memory(megabytes: int) -> None:
+    """In the child before exec: cap its address space, so a blow-up is a MemoryError, not a dead machine."""
+    import resource
+
+    limit = megabytes * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def run_bpe_bounded(
+    *args: object, cwd: Path, timeout: float = 60, memory_mb: int = 2048
+) -> subprocess.CompletedProcess[str]:
+    """Run `bpe` with its time and address space bounded: for hostile inputs that could hang or explode.
+
+    A run that exceeds `timeout` raises subprocess.TimeoutExpired (the test fails naming the case).
+    """
+    return subprocess.run(
+        [str(BPE), *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=bpe_env(),
+        timeout=timeout,
+        check=False,
+        preexec_fn=lambda: _limit_memory(memory_mb),
+    )
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    """Every file under `directory` (relative path -> content): to assert a failed run changed nothing."""
+    return {str(path.relative_to(directory)): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file()}

@@ -18,6 +18,8 @@ import bpe_core
 import bpe_text
 from bpe_core import engine
 
+pytestmark = pytest.mark.both_modes
+
 TESTS_DIR = Path(__file__).resolve().parent
 SOURCE_TREE = TESTS_DIR.parent
 SOURCE_PACKAGE = SOURCE_TREE / "bpe_core"

@@ -430,6 +430,7 @@ def test_random_sequences_round_trip_under_every_policy(sequence: str) -> None:
 # whole-genome training
 
 
+@pytest.mark.both_modes
 def test_whole_genome_merges_equal_the_engine_on_the_symbol_list(genome: tuple[str, Path], genome_tokenizer: bpe_core.Tokenizer) -> None:
     sequence, _ = genome
     num_merges = 4096 - len(BERT_SPECIALS) - len(NUCLEOTIDE_ALPHABET)
@@ -721,6 +722,7 @@ def test_to_hf_decodes_our_ids_back_to_the_sequence(genome_tokenizer: bpe_core.T
 # CLI
 
 
+@pytest.mark.both_modes
 def test_cli_trains_inspects_and_encodes_a_dnabert2_style_tokenizer(genome: tuple[str, Path], tmp_path: Path) -> None:
     genome_sequence, genome_path = genome  # the whole E. coli genome (compiled) or a prefix (pure)
     output = tmp_path / "x.json"

@@ -16,6 +16,8 @@ from reference import decode_reference, encode_reference, train_reference
 from bpe_core import engine
 from bpe_core.engine import encoder as encoder_module
 
+pytestmark = pytest.mark.both_modes
+
 TIE_RULES = {"smallest": engine.TIE_SMALLEST, "largest": engine.TIE_LARGEST}
 LONG_CHUNK = encoder_module.LONG_CHUNK
 

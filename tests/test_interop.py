@@ -124,6 +124,7 @@ def test_published_vocabulary_gives_every_id_tiktokens_bytes(published):
         assert ours.token_bytes(token_id) == theirs.decode_single_token_bytes(token_id) == special.encode()
 
 
+@pytest.mark.both_modes
 def test_published_vocabulary_encodes_the_python_docs_exactly_like_tiktoken(published, published_docs_ids):
     _, ours, theirs, _ = published
     our_ids, their_ids = published_docs_ids

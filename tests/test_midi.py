@@ -192,6 +192,7 @@ def failures(cases: list[SongCase], check: Any, limit: int = 5, round_trip: bool
 # the parser: exactly mido's events, on every song
 
 
+@pytest.mark.both_modes
 def test_compiled_parser_gives_exactly_the_events_mido_gives_on_every_song(pop909_cases: list[SongCase]) -> None:
     """bpe_midi.smf.parse (compiled; its Python source with BPE_CORE_PURE=1) against mido."""
 
@@ -264,6 +265,7 @@ tracks = st.lists(
 )
 
 
+@pytest.mark.both_modes
 @settings(max_examples=150)
 @given(tracks, st.integers(1, 32767), st.sampled_from([0, 1, 2]))
 def test_compiled_parser_matches_mido_on_files_mido_writes(
@@ -406,6 +408,7 @@ def test_decoding_keeps_tempos_and_time_signatures_of_every_song(pop909_cases: l
     assert not failures(pop909_cases, check)
 
 
+@pytest.mark.both_modes
 def test_encoding_the_decoded_song_gives_the_same_ids_on_every_song(pop909_cases: list[SongCase]) -> None:
     def check(case: SongCase) -> list[str]:
         assert case.ids is not None and case.reencoded is not None

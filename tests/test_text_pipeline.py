@@ -416,6 +416,7 @@ def rustbpe_docs_vocabularies(docs_text):
     return get
 
 
+@pytest.mark.both_modes
 @pytest.mark.slow
 def test_gpt2_smallest_on_the_docs_gives_exactly_rustbpe_vocabulary(docs_path, rustbpe_docs_vocabularies):
     tokenizer = bpe_core.train(text_config("gpt2", 8192), [str(docs_path)])
@@ -426,6 +427,7 @@ def test_gpt2_smallest_on_the_docs_gives_exactly_rustbpe_vocabulary(docs_path, r
     assert ours[:4096] == rustbpe_docs_vocabularies(4096)
 
 
+@pytest.mark.both_modes
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["cl100k", "o200k"])
 def test_tiktoken_patterns_on_the_docs_give_exactly_rustbpe_vocabulary(docs_path, rustbpe_docs_vocabularies, name):
