@@ -15,7 +15,7 @@ import yaml
 
 import bpe_core
 from bpe_core import engine
-from bpe_core.config import RunnerConfig
+from bpe_core.config import RunnerConfig, yaml_value
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output
 from bpe_core.shards import DTYPES, id_bytes
@@ -35,7 +35,7 @@ def _overrides(pairs: Sequence[str]) -> dict[str, Any]:
         if not sep or not key:
             raise BpeError(f"--set expects KEY=VALUE, got {pair!r}")
         try:
-            overrides[key] = yaml.safe_load(value)
+            overrides[key] = yaml_value(value)
         except yaml.YAMLError:
             overrides[key] = value
     return overrides

@@ -19,6 +19,17 @@ SPECIAL_POSITIONS = ("end", "start")
 RUNNER_KINDS = ("local", "dask")
 RANGE_BYTES = 64 << 20  # a large plain-text file is counted in ranges of about this size
 
+# Bounds that keep a hostile config from asking for the impossible: ids stay below 2**31 (the
+# vocabulary plus padding), counts and seeds in 64 bits, and YAML small and shallow enough to
+# parse without recursion trouble.
+MAX_VOCAB_SIZE = 1 << 30
+MAX_PAD_MULTIPLE = 1 << 16
+MAX_I64 = (1 << 63) - 1
+MAX_WORKERS = 1024
+MAX_RANGE_BYTES = 1 << 40
+MAX_CONFIG_BYTES = 16 << 20
+MAX_DEPTH = 64
+
 
 @dataclass(frozen=True)
 class SampleConfig:
@@ -127,7 +138,7 @@ class _Checker:
         if raw is None:
             return {}
         if not isinstance(raw, dict):
-            raise self.fail(key or "top level", f"expected a mapping of keys, got {type(raw).__name__} {raw!r}")
+            raise self.fail(key or "top level", f"expected a mapping of keys, got {type(raw).__name__} {_short(raw)}")
         return raw
 
     def only_keys(self, raw: dict[str, Any], section: str) -> None:
@@ -139,14 +150,18 @@ class _Checker:
                 path = f"{section}.{key}" if section else str(key)
                 raise self.fail(path, f"unknown key; allowed: {', '.join(allowed)}{hint}")
 
-    def integer(self, raw: dict[str, Any], key: str, path: str, default: int | None, minimum: int) -> int | None:
+    def integer(
+        self, raw: dict[str, Any], key: str, path: str, default: int | None, minimum: int, maximum: int = MAX_I64
+    ) -> int | None:
         value = raw.get(key, default)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(path, f"expected an integer >= {minimum}, got {value!r}")
+            raise self.fail(path, f"expected an integer from {minimum} to {maximum}, got {_short(value)}")
         if value < minimum:
             raise self.fail(path, f"must be at least {minimum}, got {value}")
+        if value > maximum:
+            raise self.fail(path, f"must be at most {maximum}, got {_short(value)}")
         return value
 
     def choice(self, raw: dict[str, Any], key: str, path: str, default: str, allowed: tuple[str, ...]) -> str:
@@ -154,13 +169,13 @@ class _Checker:
         if value not in allowed:
             close = difflib.get_close_matches(str(value), allowed, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise self.fail(path, f"{value!r} is not allowed; allowed: {', '.join(allowed)}{hint}")
+            raise self.fail(path, f"{_short(value)} is not allowed; allowed: {', '.join(allowed)}{hint}")
         return str(value)
 
     def string(self, raw: dict[str, Any], key: str, path: str, default: str | None) -> str | None:
         value = raw.get(key, default)
         if value is not None and not isinstance(value, str):
-            raise self.fail(path, f"expected a string, got {value!r}")
+            raise self.fail(path, f"expected a string, got {_short(value)}")
         return value
 
     def strings(self, raw: dict[str, Any], key: str, path: str) -> tuple[str, ...]:
@@ -168,7 +183,7 @@ class _Checker:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
-            raise self.fail(path, f"expected a list of non-empty strings, got {value!r}")
+            raise self.fail(path, f"expected a list of non-empty strings, got {_short(value)}")
         return tuple(value)
 
 
@@ -191,25 +206,74 @@ def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any], origin: str)
     return result
 
 
-def _deep_copy(raw: Any) -> Any:
+def _deep_copy(raw: Any, depth: int = 0) -> Any:
+    # a dict given from Python may contain itself; YAML files are bounded by ConfigLoader already
+    if depth > MAX_DEPTH:
+        raise BpeError(f"the config is nested more than {MAX_DEPTH} levels deep (or contains itself)")
     if isinstance(raw, dict):
-        return {key: _deep_copy(value) for key, value in raw.items()}
+        return {key: _deep_copy(value, depth + 1) for key, value in raw.items()}
     if isinstance(raw, list):
-        return [_deep_copy(value) for value in raw]
+        return [_deep_copy(value, depth + 1) for value in raw]
     return raw
+
+
+def _short(value: Any) -> str:
+    """A value for an error message, cut short: a hostile value may be megabytes long."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:60] + f"... ({len(text)} characters)"
+
+
+class ConfigLoader(yaml.SafeLoader):
+    """Safe YAML without aliases and at most MAX_DEPTH levels deep.
+
+    Aliases are refused because a few hundred bytes of them expand to billions of values (and an
+    alias inside its own anchor to a cycle); deep nesting is refused because composing is
+    recursive. A config never needs either.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self.depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event: Any = self.peek_event()  # type: ignore[no-untyped-call]  # (types-PyYAML leaves it untyped)
+        mark: Any = event.start_mark
+        if isinstance(event, yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, f"alias *{event.anchor} is not allowed in a config; write the value out", mark)
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep", mark)
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def yaml_value(text: str) -> Any:
+    """A value written in YAML (a `--set` value), parsed as config files are: no aliases, bounded depth."""
+    return yaml.load(text, Loader=ConfigLoader)  # noqa: S506 (ConfigLoader is a SafeLoader)
 
 
 def read_yaml(path: str) -> dict[str, Any]:
     try:
-        with open(path, encoding="utf-8") as handle:
-            raw: Any = yaml.safe_load(handle)
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise BpeError(f"{path}: a config is at most {MAX_CONFIG_BYTES >> 20} MiB; this one is larger")
+        # bytes, so YAML decodes UTF-8 or (with a byte order mark) UTF-16 itself
+        raw: Any = yaml.load(data, Loader=ConfigLoader)  # noqa: S506 (ConfigLoader is a SafeLoader)
     except OSError as error:
         raise BpeError(f"cannot read config {path}: {error.strerror or error}") from error
+    except yaml.reader.ReaderError as error:
+        raise BpeError(
+            f"{path}: position {error.position}: not YAML text ({error.reason}; "
+            "a config is UTF-8, or UTF-16 with a byte order mark)"
+        ) from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(error, "problem", None) or str(error)
-        raise BpeError(f"{path}:{where}: YAML syntax error: {problem}") from error
+        problem = " ".join(str(getattr(error, "problem", None) or error).split())
+        raise BpeError(f"{path}:{where}: YAML syntax error: {problem}") from None
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -248,14 +312,16 @@ def parse_config(raw: dict[str, Any], origin: str) -> Config:
 
     trainer_raw = check.mapping(raw.get("trainer"), "trainer")
     check.only_keys(trainer_raw, "trainer")
-    vocab_size = check.integer(trainer_raw, "vocab_size", "trainer.vocab_size", 32768, 2)
+    vocab_size = check.integer(trainer_raw, "vocab_size", "trainer.vocab_size", 32768, 2, MAX_VOCAB_SIZE)
     assert vocab_size is not None
     trainer = TrainerConfig(
         vocab_size=vocab_size,
         min_frequency=check.integer(trainer_raw, "min_frequency", "trainer.min_frequency", 1, 1) or 1,
-        max_token_length=check.integer(trainer_raw, "max_token_length", "trainer.max_token_length", None, 1),
+        max_token_length=check.integer(trainer_raw, "max_token_length", "trainer.max_token_length", None, 1, MAX_VOCAB_SIZE),
         tie_break=check.choice(trainer_raw, "tie_break", "trainer.tie_break", "smallest", TIE_RULES),
-        pad_to_multiple_of=check.integer(trainer_raw, "pad_to_multiple_of", "trainer.pad_to_multiple_of", None, 1),
+        pad_to_multiple_of=check.integer(
+            trainer_raw, "pad_to_multiple_of", "trainer.pad_to_multiple_of", None, 1, MAX_PAD_MULTIPLE
+        ),
     )
 
     special_raw = check.mapping(raw.get("special_tokens"), "special_tokens")
@@ -294,8 +360,9 @@ def parse_runner(raw: Any, origin: str) -> RunnerConfig:
     return RunnerConfig(
         kind=kind,
         address=address,
-        workers=check.integer(raw, "workers", "runner.workers", None, 1),
-        range_bytes=check.integer(raw, "range_bytes", "runner.range_bytes", RANGE_BYTES, 1 << 10) or RANGE_BYTES,
+        workers=check.integer(raw, "workers", "runner.workers", None, 1, MAX_WORKERS),
+        range_bytes=check.integer(raw, "range_bytes", "runner.range_bytes", RANGE_BYTES, 1 << 10, MAX_RANGE_BYTES)
+        or RANGE_BYTES,
     )
 
 
@@ -308,7 +375,7 @@ def _sample(check: _Checker, raw: Any) -> SampleConfig | None:
         raise check.fail("input.sample", "give exactly one of fraction (0 < f <= 1) or bytes (a budget), and a seed")
     fraction = raw.get("fraction")
     if fraction is not None and (isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1):
-        raise check.fail("input.sample.fraction", f"expected a number with 0 < fraction <= 1, got {fraction!r}")
+        raise check.fail("input.sample.fraction", f"expected a number with 0 < fraction <= 1, got {_short(fraction)}")
     budget = check.integer(raw, "bytes", "input.sample.bytes", None, 1)
     seed = check.integer(raw, "seed", "input.sample.seed", 0, 0)
     return SampleConfig(fraction=None if fraction is None else float(fraction), bytes=budget, seed=seed or 0)
@@ -327,6 +394,6 @@ def _normalizers(check: _Checker, raw: Any) -> tuple[ComponentConfig, ...]:
                 result.append(ComponentConfig(item))
             continue
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise check.fail(path, f"expected none, a normalizer name or a mapping with a name, got {item!r}")
+            raise check.fail(path, f"expected none, a normalizer name or a mapping with a name, got {_short(item)}")
         result.append(ComponentConfig(item["name"], {key: value for key, value in item.items() if key != "name"}))
     return tuple(result)
