@@ -105,3 +105,5 @@ def read_json(path: str, description: str) -> Any:
         raise BpeError(f"cannot read {description} {path}: {error.strerror or error}") from error
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise BpeError(f"{path} is not a {description} (invalid JSON: {error})") from error
+    except RecursionError:
+        raise BpeError(f"{path} is not a {description} (JSON nested too deeply to read)") from None

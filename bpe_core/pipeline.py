@@ -25,6 +25,7 @@ from bpe_core.counting import count_chunks, piece_size, pieces
 from bpe_core.counts import Counts, check_same_config, load_counts, merge_all, pack, symbol_width, unpack
 from bpe_core.engine import TIE_RULES, Alphabet, Decoder, Encoder, Trainer
 from bpe_core.errors import BpeError
+from bpe_core.formats.layout import check_layout
 from bpe_core.parallel import WorkerPool, default_workers, ordered_map
 from bpe_core.plugins import registry
 
@@ -110,6 +111,7 @@ class Tokenizer:
         self._special_by_id = {token_id: token for token, token_id in self.special_ids.items()}
         self._orphans = dict(orphans or {})
         self._whole_chunks = dict(whole_chunks or {})
+        check_layout(self._external, self.alphabet_size, self.special_ids, self._orphans, self._whole_chunks, padding)
         self._token_lengths: dict[int, int] = {}
         self._pool: WorkerPool | None = None
         # decided once: a decoder that gives files (MIDI) decodes specials differently from text

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, read_json
+from bpe_core.formats.layout import MAX_ID, check_id, is_int
 from bpe_core.plugins import registry
 
 if TYPE_CHECKING:
@@ -23,8 +24,18 @@ VERSION = 1
 def to_dict(tokenizer: "Tokenizer") -> dict[str, Any]:
     layout: dict[str, Any] = {}
     shift = len(tokenizer.special_tokens) if tokenizer.special_position == "start" else 0
-    default_ids = [internal + shift for internal in range(len(tokenizer._external))]
-    if tokenizer._external != default_ids:  # an imported vocabulary keeps its own ids
+    internal_count = len(tokenizer._external)
+    default_ids = [internal + shift for internal in range(internal_count)]
+    first_special = 0 if tokenizer.special_position == "start" else internal_count
+    default_special_ids = {token: first_special + index for index, token in enumerate(tokenizer.special_tokens)}
+    # an imported vocabulary keeps its own ids: regular, special (tiktoken's <|endoftext|> at
+    # 100257 whatever the merges), orphans and whole chunks, each of which differs from training's
+    if (
+        tokenizer._external != default_ids
+        or tokenizer.special_ids != default_special_ids
+        or tokenizer._orphans
+        or tokenizer._whole_chunks
+    ):
         layout = {
             "ids": tokenizer._external,
             "special_ids": tokenizer.special_ids,
@@ -73,8 +84,12 @@ def from_dict(data: Any, path: str) -> "Tokenizer":
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BpeError(f"{path} is not a bpe-core tokenizer file (no \"format\": \"{FORMAT}\")")
     version = data.get("version")
-    if not isinstance(version, int) or version > VERSION:
+    if is_int(version) and version > VERSION:
         raise BpeError(f"{path} has format version {version}; this bpe-core reads up to version {VERSION}, upgrade it")
+    try:
+        check_fields(data)
+    except BpeError as error:
+        raise BpeError(f"{path}: {error}") from None
     try:
         pretokenizer_data = data["pretokenizer"]
         name = pretokenizer_data["name"]
@@ -101,26 +116,115 @@ def from_dict(data: Any, path: str) -> "Tokenizer":
         special = data.get("special_tokens", {})
         if special.get("position", "end") not in ("end", "start"):
             raise BpeError(f"{path}: special_tokens.position is {special.get('position')!r}; allowed: end, start")
-        return Tokenizer(
-            name=str(data.get("name", "tokenizer")),
-            pretokenizer=pretokenizer,
-            merges=merges,
-            merge_counts=[int(count) for count in data.get("merge_counts", [])],
-            token_usage=[int(count) for count in data.get("token_usage", [])],
-            merge_results=[int(result) for result in data["merge_results"]] if "merge_results" in data else None,
-            special_tokens=list(special.get("tokens", [])),
-            special_position=str(special.get("position", "end")),
-            normalizers=normalizers,
-            padding=int(data.get("padding", 0)),
-            ids=[int(token) for token in data["ids"]] if "ids" in data else None,
-            special_ids={str(token): int(token_id) for token, token_id in data["special_ids"].items()}
-            if "special_ids" in data
-            else None,
-            orphans={int(token): [int(symbol) for symbol in symbols] for token, symbols in data.get("orphans", {}).items()},
-            whole_chunks={bytes(chunk): int(token) for chunk, token in data.get("whole_chunks", [])},
-            config=data.get("config", {}),
-            provenance=data.get("provenance", {}),
-            plugins=data.get("plugins", {}),
-        )
+        try:
+            return Tokenizer(
+                name=str(data.get("name", "tokenizer")),
+                pretokenizer=pretokenizer,
+                merges=merges,
+                merge_counts=[int(count) for count in data.get("merge_counts", [])],
+                token_usage=[int(count) for count in data.get("token_usage", [])],
+                merge_results=[int(result) for result in data["merge_results"]] if "merge_results" in data else None,
+                special_tokens=list(special.get("tokens", [])),
+                special_position=str(special.get("position", "end")),
+                normalizers=normalizers,
+                padding=int(data.get("padding", 0)),
+                ids=[int(token) for token in data["ids"]] if "ids" in data else None,
+                special_ids={str(token): int(token_id) for token, token_id in data["special_ids"].items()}
+                if "special_ids" in data
+                else None,
+                orphans={int(token): [int(symbol) for symbol in symbols] for token, symbols in data.get("orphans", {}).items()},
+                whole_chunks={bytes(chunk): int(token) for chunk, token in data.get("whole_chunks", [])},
+                config=data.get("config", {}),
+                provenance=data.get("provenance", {}),
+                plugins=data.get("plugins", {}),
+            )
+        except BpeError as error:  # the ids do not fit together
+            raise BpeError(f"{path}: {error}") from None
     except (KeyError, TypeError, ValueError) as error:
         raise BpeError(f"{path}: malformed tokenizer file ({type(error).__name__}: {error})") from error
+
+
+def check_fields(data: dict[str, Any]) -> None:
+    """Every field of a tokenizer file has its type and range (a BpeError names the first that
+    does not), so a damaged or hostile file fails here, not as a traceback or a wrong encoding
+    later. How the ids fit together is checked by `layout.check_layout` when the tokenizer is built."""
+    check_id(data.get("version"), "version", 1, VERSION)
+    _typed(data, "name", str, required=False)
+    for index, item in enumerate(_typed(data, "normalizers", list, required=False) or []):
+        field = f"normalizers[{index}]"
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise BpeError(f"{field}: expected an object with a name, got {_short(item)}")
+        _typed(item, "options", dict, required=False, prefix=field + ".")
+    pretokenizer = _typed(data, "pretokenizer", dict)
+    _typed(pretokenizer, "name", str, prefix="pretokenizer.")
+    _typed(pretokenizer, "options", dict, required=False, prefix="pretokenizer.")
+    plugins = _typed(data, "plugins", dict, required=False) or {}
+    if not all(isinstance(key, str) and isinstance(value, str) for key, value in plugins.items()):
+        raise BpeError("plugins: expected plugin names mapped to versions (strings)")
+    alphabet = _typed(data, "alphabet", list)
+    if not alphabet or not all(isinstance(label, str) for label in alphabet):
+        raise BpeError("alphabet: expected a non-empty list of symbol labels (strings)")
+    merges = _typed(data, "merges", list)
+    for index, merge in enumerate(merges):
+        if not (isinstance(merge, list) and len(merge) == 2 and all(is_int(part) and 0 <= part <= MAX_ID for part in merge)):
+            raise BpeError(f"merges[{index}]: expected a pair of token ids [left, right], got {_short(merge)}")
+    for key in ("merge_counts", "token_usage", "merge_results"):
+        for index, count in enumerate(_typed(data, key, list, required=False) or []):
+            if not is_int(count) or count < 0:
+                raise BpeError(f"{key}[{index}]: expected an integer >= 0, got {_short(count)}")
+    results = data.get("merge_results")
+    if results is not None and len(results) != len(merges):
+        raise BpeError(f"merge_results: {len(results)} results for {len(merges)} merges")
+    special = _typed(data, "special_tokens", dict, required=False) or {}
+    tokens = _typed(special, "tokens", list, required=False, prefix="special_tokens.") or []
+    for index, token in enumerate(tokens):
+        if not isinstance(token, str) or not token:
+            raise BpeError(f"special_tokens.tokens[{index}]: expected a non-empty string, got {_short(token)}")
+        if token in tokens[:index]:
+            raise BpeError(f"special_tokens.tokens[{index}]: {_short(token)} is listed twice")
+    if special.get("position", "end") not in ("end", "start"):
+        raise BpeError(f"special_tokens.position: {_short(special.get('position'))} is not allowed; allowed: end, start")
+    check_id(data.get("padding", 0), "padding")
+    for index, token in enumerate(_typed(data, "ids", list, required=False) or []):
+        check_id(token, f"ids[{index}]", -1)
+    special_ids = _typed(data, "special_ids", dict, required=False)
+    if special_ids is not None:
+        for token, token_id in special_ids.items():
+            check_id(token_id, f"special_ids[{_short(token)}]")
+        if set(special_ids) != set(tokens):
+            raise BpeError("special_ids: the tokens must be exactly special_tokens.tokens")
+    for token, symbols in (_typed(data, "orphans", dict, required=False) or {}).items():
+        if not token.isdecimal() or not token.isascii():
+            raise BpeError(f"orphans: key {_short(token)} is not a token id")
+        check_id(int(token), f"orphans[{token}]")
+        if not isinstance(symbols, list) or not symbols:
+            raise BpeError(f"orphans[{token}]: expected a non-empty list of base symbol ids, got {_short(symbols)}")
+        for symbol in symbols:
+            check_id(symbol, f"orphans[{token}]", 0, len(alphabet) - 1)
+    for index, entry in enumerate(_typed(data, "whole_chunks", list, required=False) or []):
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list)):
+            raise BpeError(f"whole_chunks[{index}]: expected [list of bytes, token id], got {_short(entry)}")
+        for byte in entry[0]:
+            check_id(byte, f"whole_chunks[{index}]", 0, 255)
+        check_id(entry[1], f"whole_chunks[{index}]")
+    _typed(data, "config", dict, required=False)
+    _typed(data, "provenance", dict, required=False)
+
+
+def _typed(data: dict[str, Any], key: str, kind: type, required: bool = True, prefix: str = "") -> Any:
+    """data[key] if it is a `kind` (None when missing and not required), else an error naming the field."""
+    if key not in data and not required:
+        return None
+    value = data.get(key)
+    if not isinstance(value, kind):
+        found = "missing" if key not in data else f"got {_short(value)}"
+        raise BpeError(f"{prefix}{key}: expected {KIND_NAMES.get(kind, kind.__name__)}, {found}")
+    return value
+
+
+KIND_NAMES = {dict: "an object", list: "a list", str: "a string"}
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, (bytes, set)) else repr(value)
+    return text if len(text) <= 60 else text[:40] + f"... ({len(text)} characters)"
