@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, read_json
+from bpe_core.formats.layout import MAX_ID, check_id, is_int
 from bpe_core.formats.tiktoken import NAMED_PATTERNS, pretokenizer_for
 from bpe_core.plugins import registry
 
@@ -30,12 +31,31 @@ def _refuse(path: str, what: str) -> BpeError:
     return BpeError(f"{path}: {what}; bpe-core reproduces only what it can match exactly")
 
 
-def _normalizers(path: str, spec: Any) -> list[tuple[str, dict[str, Any]]]:
+def _malformed(path: str, field: str, expected: str, value: Any) -> BpeError:
+    text = json.dumps(value, ensure_ascii=False)
+    shown = text if len(text) <= 60 else text[:40] + f"... ({len(text)} characters)"
+    return BpeError(f"{path}: {field}: expected {expected}, got {shown}")
+
+
+def _object(path: str, field: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _malformed(path, field, "an object", value)
+    return value
+
+
+def _list(path: str, field: str, value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise _malformed(path, field, "a list", value)
+    return value
+
+
+def _normalizers(path: str, spec: Any, field: str = "normalizer") -> list[tuple[str, dict[str, Any]]]:
     if spec is None:
         return []
-    kind = spec.get("type")
+    kind = _object(path, field, spec).get("type")
     if kind == "Sequence":
-        return [item for inner in spec.get("normalizers", []) for item in _normalizers(path, inner)]
+        inner = _list(path, f"{field}.normalizers", spec.get("normalizers", []))
+        return [item for index, part in enumerate(inner) for item in _normalizers(path, part, f"{field}.normalizers[{index}]")]
     if kind in NORMALIZERS:
         return [(NORMALIZERS[kind], {})]
     raise _refuse(path, f"normalizer {kind!r} is not supported (supported: {', '.join(NORMALIZERS)}, Sequence)")
@@ -82,17 +102,21 @@ def _pattern(path: str, spec: Any) -> tuple[str, bool]:
     """(pattern or built-in name, keep unmatched text as chunks)."""
     if spec is None:
         raise _refuse(path, "a BPE model without a pre-tokenizer is not byte-level")
-    kind = spec.get("type")
+    kind = _object(path, "pre_tokenizer", spec).get("type")
     if kind == "ByteLevel":
         _byte_level(path, spec, use_regex=True)
         return GPT2_BYTELEVEL, False
     if kind == "Sequence":
-        parts = spec.get("pretokenizers", [])
+        parts = _list(path, "pre_tokenizer.pretokenizers", spec.get("pretokenizers", []))
+        for index, part in enumerate(parts):
+            _object(path, f"pre_tokenizer.pretokenizers[{index}]", part)
         if len(parts) == 2 and parts[0].get("type") == "Split" and parts[1].get("type") == "ByteLevel":
             split = parts[0]
-            pattern = split.get("pattern", {})
+            pattern = _object(path, "pre_tokenizer.pretokenizers[0].pattern", split.get("pattern", {}))
             if "Regex" not in pattern:
                 raise _refuse(path, "a Split on a plain string is not supported (only a Regex)")
+            if not isinstance(pattern["Regex"], str) or not pattern["Regex"]:
+                raise _malformed(path, "pre_tokenizer.pretokenizers[0].pattern.Regex", "a non-empty string", pattern["Regex"])
             behavior, invert = split.get("behavior"), bool(split.get("invert", False))
             if (behavior, invert) not in (("Isolated", False), ("Removed", True)):
                 raise _refuse(path, f"Split with behavior {behavior!r} (invert {invert}) is not supported")
@@ -111,6 +135,7 @@ def from_hf(path: str | os.PathLike[str]) -> "Tokenizer":
 
     path = os.fspath(path)
     data = read_json(path, "tokenizer.json")
+    _check_shapes(path, data)
     model = data.get("model") if isinstance(data, dict) else None
     if not isinstance(model, dict) or model.get("type", "BPE") != "BPE" or "merges" not in model:
         kind = model.get("type") if isinstance(model, dict) else None
@@ -137,6 +162,7 @@ def from_hf(path: str | os.PathLike[str]) -> "Tokenizer":
     label_byte = {label: byte for byte, label in enumerate(labels)}
     vocab: dict[str, int] = model.get("vocab", {})
     added = {item["content"]: int(item["id"]) for item in data.get("added_tokens", [])}
+    _check_ids(path, vocab, added)
     unk = model.get("unk_token")
     unk_id = vocab.get(unk, -1) if unk else -1
 
@@ -172,21 +198,78 @@ def from_hf(path: str | os.PathLike[str]) -> "Tokenizer":
     name = os.path.splitext(os.path.basename(path))[0]
     provenance: dict[str, Any] = {"imported_from": {"format": "hf", "path": path}}
     if data.get("post_processor") is not None:
-        provenance["ignored_post_processor"] = data["post_processor"].get("type")
-    return Tokenizer(
-        name=name,
-        pretokenizer=pretokenizer,
-        merges=merges,
-        merge_results=results,
-        special_tokens=list(added),
-        ids=ids,
-        special_ids=added,
-        orphans=orphans,
-        whole_chunks=whole_chunks,
-        normalizers=normalizers,
-        config={"name": name, "pretokenizer": {"name": pretokenizer.name, **pretokenizer.options()}},
-        provenance=provenance,
-    )
+        provenance["ignored_post_processor"] = _object(path, "post_processor", data["post_processor"]).get("type")
+    try:
+        return Tokenizer(
+            name=name,
+            pretokenizer=pretokenizer,
+            merges=merges,
+            merge_results=results,
+            special_tokens=list(added),
+            ids=ids,
+            special_ids=added,
+            orphans=orphans,
+            whole_chunks=whole_chunks,
+            normalizers=normalizers,
+            config={"name": name, "pretokenizer": {"name": pretokenizer.name, **pretokenizer.options()}},
+            provenance=provenance,
+        )
+    except BpeError as error:  # the ids do not fit together
+        raise BpeError(f"{path}: {error}") from None
+
+
+def _check_shapes(path: str, data: Any) -> None:
+    """The parts of a tokenizer.json the importer reads have the types Hugging Face writes."""
+    data = _object(path, "top level", data)
+    model = _object(path, "model", data.get("model"))
+    vocab = _object(path, "model.vocab", model.get("vocab", {}))
+    for token, token_id in vocab.items():
+        if not is_int(token_id) or not 0 <= token_id <= MAX_ID:
+            _check_id_in(path, f"model.vocab[{json.dumps(token, ensure_ascii=False)[:40]}]", token_id)
+    for index, merge in enumerate(_list(path, "model.merges", model.get("merges", []))):
+        if isinstance(merge, str):
+            if " " not in merge:
+                raise _malformed(path, f"model.merges[{index}]", 'a merge "left right" or ["left", "right"]', merge)
+        elif not (isinstance(merge, list) and len(merge) == 2 and all(isinstance(part, str) and part for part in merge)):
+            raise _malformed(path, f"model.merges[{index}]", 'a merge "left right" or ["left", "right"]', merge)
+    if model.get("unk_token") is not None and not isinstance(model["unk_token"], str):
+        raise _malformed(path, "model.unk_token", "a string or null", model["unk_token"])
+    contents: set[str] = set()
+    for index, item in enumerate(_list(path, "added_tokens", data.get("added_tokens", []))):
+        field = f"added_tokens[{index}]"
+        item = _object(path, field, item)
+        if not isinstance(item.get("content"), str) or not item["content"]:
+            raise _malformed(path, f"{field}.content", "a non-empty string", item.get("content"))
+        if item["content"] in contents:
+            raise BpeError(f"{path}: {field}: {item['content']!r} is added twice")
+        contents.add(item["content"])
+        _check_id_in(path, f"{field}.id", item.get("id"))
+
+
+def _check_id_in(path: str, field: str, value: Any) -> None:
+    try:
+        check_id(value, field)
+    except BpeError as error:
+        raise BpeError(f"{path}: {error}") from None
+
+
+def _check_ids(path: str, vocab: dict[str, int], added: dict[str, int]) -> None:
+    """No two vocabulary entries share an id, and an added token's id is its own (the same
+    token may be in the vocabulary with that id: exports put special tokens there)."""
+    owner: dict[int, str] = {}
+    for token, token_id in vocab.items():
+        if token_id in owner:
+            raise BpeError(f"{path}: model.vocab: {owner[token_id]!r} and {token!r} both have id {token_id}")
+        owner[token_id] = token
+    seen: dict[int, str] = {}
+    for token, token_id in added.items():
+        if owner.get(token_id, token) != token:
+            raise BpeError(f"{path}: added token {token!r} has id {token_id}, the id of vocabulary entry {owner[token_id]!r}")
+        if token in vocab and vocab[token] != token_id:
+            raise BpeError(f"{path}: added token {token!r} has id {token_id} but id {vocab[token]} in model.vocab")
+        if token_id in seen:
+            raise BpeError(f"{path}: added tokens {seen[token_id]!r} and {token!r} both have id {token_id}")
+        seen[token_id] = token
 
 
 def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from bpe_core.engine import Encoder
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output
+from bpe_core.formats.layout import MAX_ID
 from bpe_core.plugins import registry
 
 if TYPE_CHECKING:
@@ -38,9 +39,14 @@ def read_ranks(path: str) -> dict[bytes, int]:
                     raise BpeError(f"{path}, line {line_number}: expected 'base64-token rank'")
                 try:
                     token = base64.b64decode(fields[0], validate=True)
-                    rank = int(fields[1])
-                except (binascii.Error, ValueError):
+                except binascii.Error:
                     raise BpeError(f"{path}, line {line_number}: expected 'base64-token rank'") from None
+                # ASCII digits only (int() would take "+5", "1_0" and a 5,000-digit number)
+                if not fields[1].isdigit() or len(fields[1]) > len(str(MAX_ID)) or int(fields[1]) > MAX_ID:
+                    raise BpeError(
+                        f"{path}, line {line_number}: rank {fields[1][:20].decode('ascii', 'replace')!r} is not an integer from 0 to {MAX_ID}"
+                    )
+                rank = int(fields[1])
                 if token in ranks:
                     raise BpeError(f"{path}, line {line_number}: token {token!r} appears twice")
                 ranks[token] = rank
