@@ -34,6 +34,9 @@ FORMAT = "bpe-core counts"
 VERSION = 1
 _RECORD = struct.Struct(">QI")
 _MAX_COUNT = (1 << 64) - 1
+# Training counts pairs in signed 64 bits. A pair's count is at most the symbols counted (a
+# chunk's count times its length, summed), so bounding that sum bounds every pair count.
+MAX_TRAINING_SYMBOLS = (1 << 63) - 1
 
 
 def symbol_width(alphabet_size: int) -> int:
@@ -186,6 +189,30 @@ def _records(body: bytes, expected: int) -> dict[bytes, int]:
     if len(chunks) != expected:
         raise ValueError(f"{len(chunks)} records where the header says {expected}")
     return chunks
+
+
+def check_trainable(counts: Counts, alphabet_size: int, origin: str) -> None:
+    """Counts a trainer can take: over the pretokenizer's alphabet, with symbols counted (count x
+    chunk length, summed) below 2**63 so that no pair count can overflow."""
+    if counts.alphabet_size != alphabet_size:
+        raise BpeError(
+            f"{origin}: alphabet_size is {counts.alphabet_size}, but the pretokenizer has {alphabet_size} base symbols"
+        )
+    width = counts.width
+    symbols = 0
+    for key, count in counts.chunks.items():
+        if len(key) % width:
+            raise BpeError(f"{origin}: a chunk of {len(key)} bytes is not a whole number of {width}-byte symbols")
+        symbols += count * (len(key) // width)
+        if count > MAX_TRAINING_SYMBOLS or symbols > MAX_TRAINING_SYMBOLS:
+            raise BpeError(
+                f"{origin}: the counts add up to more than 2**63 - 1 symbols (count x chunk length, summed); "
+                "training counts pairs in 64 bits, so this is the largest input it takes"
+            )
+        if width > 1 and key and max(unpack(key, width)) >= alphabet_size:
+            raise BpeError(f"{origin}: a chunk has a symbol id beyond the alphabet of {alphabet_size}")
+    if width == 1 and alphabet_size < 256 and any(key and max(key) >= alphabet_size for key in counts.chunks):
+        raise BpeError(f"{origin}: a chunk has a symbol id beyond the alphabet of {alphabet_size}")
 
 
 def check_same_config(expected: dict[str, Any], found: dict[str, Any], origin: str) -> None:

@@ -22,7 +22,7 @@ from bpe_core import progress as progress_bars
 from bpe_core.components import Pretokenizer, Reader, StreamedText
 from bpe_core.config import Config, RunnerConfig, load_config, parse_runner
 from bpe_core.counting import count_chunks, piece_size, pieces
-from bpe_core.counts import Counts, check_same_config, load_counts, merge_all, pack, symbol_width, unpack
+from bpe_core.counts import Counts, check_same_config, check_trainable, load_counts, merge_all, pack, symbol_width, unpack
 from bpe_core.engine import TIE_RULES, Alphabet, Decoder, Encoder, Trainer
 from bpe_core.errors import BpeError
 from bpe_core.formats.layout import check_layout
@@ -655,6 +655,7 @@ def train(
         named = [(str(item), load_counts(item)) if not isinstance(item, Counts) else ("counts", item) for item in counts]
         merged = merge_all(named)
         check_same_config(counting_config(plan.settings), merged.config, named[0][0])
+        check_trainable(merged, plan.alphabet_size, named[0][0])
     else:
         plan = _plan(config, files, overrides)
         merged = _count(plan, _runner(plan.settings, runner, workers), progress)

@@ -26,6 +26,9 @@ TIE_HF: Final = 2
 TIE_RULES: Final = ("smallest", "largest", "hf")
 
 DEAD: Final[i64] = -1
+# a pair count is at most the chunk weights times (length - 1), summed: bounded by this, no
+# count can wrap in compiled i64 arithmetic (pure Python would not wrap, so both refuse alike)
+MAX_WEIGHT_SUM: Final = (1 << 63) - 1
 PROGRESS_EVERY: Final = 64
 
 
@@ -97,11 +100,16 @@ class Trainer:
 
     def _link(self, chunks: list[list[int]], weights: list[int]) -> None:
         alphabet_size = self.alphabet_size
+        pair_total: int = 0
         for chunk_index in range(len(chunks)):
             chunk = chunks[chunk_index]
-            weight: i64 = weights[chunk_index]
-            if weight < 0:
-                raise ValueError(f"chunk {chunk_index} has negative weight {weight}")
+            given: int = weights[chunk_index]
+            if given < 0:
+                raise ValueError(f"chunk {chunk_index} has negative weight {given}")
+            pair_total += given * max(len(chunk) - 1, 0)
+            if given > MAX_WEIGHT_SUM or pair_total > MAX_WEIGHT_SUM:
+                raise ValueError("the chunk weights times their pairs add up to more than 2**63 - 1: pair counts would overflow")
+            weight: i64 = given
             start: i64 = len(self.sym)
             size: i64 = len(chunk)
             self.chunk_starts = append(self.chunk_starts, start if size > 0 else DEAD)
