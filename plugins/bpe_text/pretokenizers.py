@@ -40,6 +40,13 @@ SCANNER_KINDS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
 # the same chunks whether or not the letter follows (tested against whole-text splitting).
 _SAFE_CUT = regex.compile(r"(?<=\S\n)\p{L}", flags=regex.REVERSE)
 
+# A pattern from a config or an imported file may backtrack catastrophically: (a|a)+b|. takes
+# minutes on 42 a's. `regex` stops a search after a time limit; a pattern slower than this on a
+# document (half a million characters a second, after two seconds) is taken for a runaway. The
+# built-in patterns run on the compiled scanners and have no limit.
+TIMEOUT_SECONDS = 2.0
+TIMEOUT_PER_CHARACTER = 2e-6
+
 
 def _bytes_to_unicode() -> list[str]:
     """GPT-2's printable stand-in character for each byte value, used as the byte labels."""
@@ -137,11 +144,22 @@ class RegexPretokenizer(ByteLevel):
         if self.builtin:
             chunks: list[str] = self.compiled.findall(document)
             return chunks
+        limit = TIMEOUT_SECONDS + len(document) * TIMEOUT_PER_CHARACTER
+        try:
+            return self._split_by_pattern(document, limit)
+        except TimeoutError:
+            shown = self.pattern if len(self.pattern) <= 80 else self.pattern[:60] + "..."
+            raise BpeError(
+                f"pretokenizer.pattern {shown!r} took more than {limit:.1f} s on a document of {len(document)} characters "
+                "(catastrophic backtracking?); simplify the pattern"
+            ) from None
+
+    def _split_by_pattern(self, document: str, limit: float) -> list[str]:
         if not self.keep_unmatched:
-            return [match.group() for match in self.compiled.finditer(document) if match.end() > match.start()]
+            return [match.group() for match in self.compiled.finditer(document, timeout=limit) if match.end() > match.start()]
         result: list[str] = []
         position = 0
-        for match in self.compiled.finditer(document):
+        for match in self.compiled.finditer(document, timeout=limit):
             if match.start() > position:
                 result.append(document[position : match.start()])
             if match.end() > match.start():
