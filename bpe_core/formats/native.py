@@ -84,7 +84,7 @@ def from_dict(data: Any, path: str) -> "Tokenizer":
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BpeError(f"{path} is not a bpe-core tokenizer file (no \"format\": \"{FORMAT}\")")
     version = data.get("version")
-    if is_int(version) and version > VERSION:
+    if isinstance(version, int) and version > VERSION:
         raise BpeError(f"{path} has format version {version}; this bpe-core reads up to version {VERSION}, upgrade it")
     try:
         check_fields(data)
@@ -222,7 +222,7 @@ def _typed(data: dict[str, Any], key: str, kind: type, required: bool = True, pr
     return value
 
 
-KIND_NAMES = {dict: "an object", list: "a list", str: "a string"}
+KIND_NAMES: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
 
 
 def _short(value: Any) -> str:
