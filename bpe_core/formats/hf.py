@@ -135,7 +135,6 @@ def from_hf(path: str | os.PathLike[str]) -> "Tokenizer":
 
     path = os.fspath(path)
     data = read_json(path, "tokenizer.json")
-    _check_shapes(path, data)
     model = data.get("model") if isinstance(data, dict) else None
     if not isinstance(model, dict) or model.get("type", "BPE") != "BPE" or "merges" not in model:
         kind = model.get("type") if isinstance(model, dict) else None
@@ -147,6 +146,7 @@ def from_hf(path: str | os.PathLike[str]) -> "Tokenizer":
             raise _refuse(path, f"model.{key} {model[key]!r} is not supported")
     if model.get("byte_fallback"):
         raise _refuse(path, "byte_fallback is not supported")
+    _check_shapes(path, data)
     pattern, keep_unmatched = _pattern(path, data.get("pre_tokenizer"))
     if pattern in NAMED_PATTERNS:
         pretokenizer = pretokenizer_for(pattern)
