@@ -147,7 +147,8 @@ class _Checker:
             if key not in allowed:
                 close = difflib.get_close_matches(str(key), allowed, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-                path = f"{section}.{key}" if section else str(key)
+                shown = key if isinstance(key, str) and key.isprintable() and len(key) <= 60 else _short(key)  # one line
+                path = f"{section}.{shown}" if section else shown
                 raise self.fail(path, f"unknown key; allowed: {', '.join(allowed)}{hint}")
 
     def integer(
@@ -313,7 +314,8 @@ def parse_config(raw: dict[str, Any], origin: str) -> Config:
     trainer_raw = check.mapping(raw.get("trainer"), "trainer")
     check.only_keys(trainer_raw, "trainer")
     vocab_size = check.integer(trainer_raw, "vocab_size", "trainer.vocab_size", 32768, 2, MAX_VOCAB_SIZE)
-    assert vocab_size is not None
+    if vocab_size is None:  # written as null
+        raise check.fail("trainer.vocab_size", f"expected an integer from 2 to {MAX_VOCAB_SIZE}, got null")
     trainer = TrainerConfig(
         vocab_size=vocab_size,
         min_frequency=check.integer(trainer_raw, "min_frequency", "trainer.min_frequency", 1, 1) or 1,

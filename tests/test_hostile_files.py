@@ -411,3 +411,105 @@ def test_a_sound_user_pattern_splits_a_large_document_within_the_limit(docs_text
     pretokenizer = registry().pretokenizer("regex", {"pattern": pattern})
     document = docs_text[:2_000_000]
     assert pretokenizer.split(document) == regex.findall(pattern, document)
+
+
+# --- fuzz: mutated tokenizer files and configs ---------------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def json_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON document (long lists: their first few items and the last)."""
+    paths = [prefix]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            paths += json_paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        indexes = sorted({*range(min(len(node), 3)), len(node) - 1}) if node else []
+        for index in indexes:
+            paths += json_paths(node[index], (*prefix, index))
+    return paths
+
+
+def mutated(original: Any, data: st.DataObject) -> Any:
+    """The document with one place replaced by a random JSON value, or removed."""
+    document = json.loads(json.dumps(original))
+    paths = json_paths(document)[1:]
+    path = data.draw(st.sampled_from(paths), label="path")
+    parent = document
+    for key in path[:-1]:
+        parent = parent[key]
+    if data.draw(st.booleans(), label="remove"):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = data.draw(JSON_VALUES, label="value")
+    return document
+
+
+@pytest.fixture(scope="module")
+def imported_file(originals: dict[str, bytes], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Our file for the small tokenizer imported from tiktoken with <|endoftext|> at 5000: it has
+    every layout field (ids, special_ids, orphans, whole_chunks)."""
+    work = tmp_path_factory.mktemp("hostile-imported")
+    (work / "small.tiktoken").write_bytes(originals["small.tiktoken"])
+    (work / "with-orphan.tiktoken").write_bytes(originals["small.tiktoken"] + base64.b64encode(b"xyz") + b" 4000\n")
+    bpe_core.from_tiktoken(work / "with-orphan.tiktoken", "gpt2", {EOT: 5000}).save(str(work / "imported.json"))
+    loaded: dict[str, Any] = json.loads((work / "imported.json").read_text())
+    return loaded
+
+
+@settings(max_examples=150)
+@given(data=st.data())
+def test_a_mutated_tokenizer_file_loads_or_is_one_clean_error(data: st.DataObject, imported_file: dict[str, Any]) -> None:
+    from bpe_core.formats.native import from_dict
+
+    try:
+        tokenizer = from_dict(mutated(imported_file, data), "fuzz.json")
+    except BpeError as error:
+        assert "\n" not in str(error) and str(error).startswith("fuzz.json")
+        return
+    try:
+        ids = tokenizer.encode(SAMPLE, allowed_special="all")
+        assert isinstance(tokenizer.decode(ids), str)
+    except BpeError:
+        pass  # a clean error (a pretokenizer option that cannot split this text, say)
+
+
+@settings(max_examples=100)
+@given(data=st.data())
+def test_a_mutated_tokenizer_json_imports_or_is_one_clean_error(
+    data: st.DataObject, originals: dict[str, bytes], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    path = tmp_path_factory.mktemp("fuzz-hf") / "tokenizer.json"
+    write_json(path, mutated(json.loads(originals["small-hf.json"]), data))
+    try:
+        tokenizer = bpe_core.from_hf(path)
+    except BpeError as error:
+        assert "\n" not in str(error) and str(path) in str(error)
+        return
+    assert isinstance(tokenizer.decode(tokenizer.encode(SAMPLE, allowed_special="all")), str)
+
+
+@settings(max_examples=150)
+@given(data=st.data())
+def test_a_mutated_config_is_valid_or_one_clean_error(data: st.DataObject) -> None:
+    from bpe_core.config import load_config
+
+    config = {
+        "name": "fuzz",
+        "input": {"reader": "text", "paths": ["a.txt"], "sample": {"fraction": 0.5, "seed": 1}},
+        "normalizer": ["nfc"],
+        "pretokenizer": {"name": "gpt2"},
+        "trainer": {"vocab_size": 300, "min_frequency": 2, "max_token_length": 8, "tie_break": "smallest", "pad_to_multiple_of": 64},
+        "special_tokens": {"tokens": [EOT], "position": "end"},
+        "output": "out.json",
+        "runner": {"kind": "local", "workers": 2, "range_bytes": 4096},
+    }
+    try:
+        load_config(mutated(config, data))
+    except BpeError as error:
+        assert "\n" not in str(error) and str(error).startswith("<dict>")
