@@ -23,7 +23,7 @@ RANGE_BYTES = 64 << 20  # a large plain-text file is counted in ranges of about 
 # vocabulary plus padding), counts and seeds in 64 bits, and YAML small and shallow enough to
 # parse without recursion trouble.
 MAX_VOCAB_SIZE = 1 << 30
-MAX_PAD_MULTIPLE = 1 << 16
+MAX_PAD_MULTIPLE = 1 << 20
 MAX_I64 = (1 << 63) - 1
 MAX_WORKERS = 1024
 MAX_RANGE_BYTES = 1 << 40

@@ -101,7 +101,7 @@ CONFIG_CASES: dict[str, tuple[bytes, list[str], list[str]]] = {
     "config-pad-to-multiple-huge": (
         CONFIG.replace("vocab_size: 300", "vocab_size: 300, pad_to_multiple_of: 1000000000000").encode(),
         [],
-        ["bad.yaml", "trainer.pad_to_multiple_of", "at most 65536"],
+        ["bad.yaml", "trainer.pad_to_multiple_of", "at most 1048576"],
     ),
     "config-min-frequency-beyond-64-bits": (
         CONFIG.replace("vocab_size: 300", f"vocab_size: 300, min_frequency: {2**64}").encode(),
