@@ -40,39 +40,45 @@ def check_layout(
     padding: int,
 ) -> None:
     """Raise a BpeError naming the field when the layout is not consistent (see the module docstring)."""
-    owner: dict[int, str] = {}
-    for index, token in enumerate(ids):
-        # -1 drops a base symbol (Hugging Face: a byte missing from the vocabulary)
-        low = -1 if index < alphabet_size else 0
-        if not is_int(token) or not low <= token <= MAX_ID:
-            check_id(token, f"ids[{index}]", low)
+    well_typed = all(type(token) is int for token in ids)  # the common case, checked fast
+    if not (well_typed and (not ids or (min(ids[alphabet_size:], default=0) >= 0 and min(ids) >= -1 and max(ids) <= MAX_ID))):
+        for index, token in enumerate(ids):
+            # -1 drops a base symbol (Hugging Face: a byte missing from the vocabulary)
+            low = -1 if index < alphabet_size else 0
+            if not is_int(token) or not low <= token <= MAX_ID:
+                check_id(token, f"ids[{index}]", low)
     for token, symbols in orphans.items():
         check_id(token, f"orphans[{_short(token)}]")
         if not isinstance(symbols, list) or not symbols:
             raise BpeError(f"orphans[{token}]: expected a non-empty list of base symbol ids, got {_short(symbols)}")
         for symbol in symbols:
-            check_id(symbol, f"orphans[{token}]", 0, alphabet_size - 1)
-        owner[token] = f"orphans[{token}]"
+            if not is_int(symbol) or not 0 <= symbol < alphabet_size:
+                check_id(symbol, f"orphans[{token}]", 0, alphabet_size - 1)
+    first_index: dict[int, int] = {}  # regular id -> the first internal token with it
     for index, token in enumerate(ids):
         if token < 0:
             continue
-        other = owner.get(token)
-        if other is not None and not (index < alphabet_size and other.startswith("orphans")):
-            raise BpeError(f"ids[{index}]: id {token} is also {other}; an id stands for one token")
-        owner.setdefault(token, f"ids[{index}]")
+        if token in orphans and index >= alphabet_size:
+            raise BpeError(f"ids[{index}]: id {token} is also orphans[{token}]; an id stands for one token")
+        other = first_index.setdefault(token, index)
+        if other != index and not (index < alphabet_size and token in orphans):
+            raise BpeError(f"ids[{index}]: id {token} is also ids[{other}]; an id stands for one token")
+    special_of: dict[int, str] = {}
     for token_text, token in special_ids.items():
         field = f"special_ids[{_short(token_text)}]"
         if not isinstance(token_text, str) or not token_text:
             raise BpeError(f"{field}: a special token is a non-empty string")
         check_id(token, field)
-        other = owner.get(token)
-        if other is not None:
-            raise BpeError(f"{field}: id {token} is also {other}; an id stands for one token")
-        owner[token] = field
+        clash = f"ids[{first_index[token]}]" if token in first_index else f"orphans[{token}]" if token in orphans else None
+        if clash is None and token in special_of:
+            clash = f"special_ids[{_short(special_of[token])}]"
+        if clash is not None:
+            raise BpeError(f"{field}: id {token} is also {clash}; an id stands for one token")
+        special_of[token] = token_text
     for chunk, token in whole_chunks.items():
-        if token not in owner or owner[token].startswith("special_ids"):
+        if token not in first_index and token not in orphans:
             raise BpeError(f"whole_chunks: {chunk!r} maps to id {_short(token)}, which is no regular token")
-    top = max(owner, default=-1)
+    top = max([*first_index, *orphans, *special_of], default=-1)
     if not is_int(padding) or padding < 0 or top + 1 + padding > MAX_ID + 1:
         raise BpeError(
             f"padding: {_short(padding)} is out of range; allowed: 0 to {MAX_ID - top} (ids stay below 2**31)"
