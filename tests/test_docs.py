@@ -1,4 +1,4 @@
-"""The Python API reference runs and stays complete.
+"""The reference pages run and stay complete: docs/api.md and docs/config.md.
 
 Every example in docs/api.md is a doctest, run against the installed package on the shared data
 and the samples shipped in bpe_core, in a temporary working directory: what the page shows is
@@ -7,6 +7,10 @@ every name in `bpe_core.__all__` and every public method and property of the cla
 back (`Tokenizer`, `Counts`, the `TextStream` of `decode_stream`), so a new public method without
 documentation fails here. Markdown fences are blanked before parsing (a closing fence right after
 an output line would otherwise read as part of the expected output).
+
+docs/config.md must have a row for every config key, every allowed value of the keys with a fixed
+choice, and every option each built-in component accepts (as the component's own error for an
+unknown option lists them), so an option added in code and not in the docs fails here.
 """
 
 import dataclasses
@@ -17,7 +21,10 @@ from pathlib import Path
 import pytest
 
 import bpe_core
+from bpe_core.config import RUNNER_KINDS, SECTIONS, SPECIAL_POSITIONS
+from bpe_core.engine import TIE_RULES
 from bpe_core.pipeline import TextStream
+from bpe_core.plugins import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -97,3 +104,56 @@ def test_every_public_method_and_property_has_an_entry_with_an_example(owner: st
     qualified = f"{owner}.{member}"
     assert any(re.search(rf"`{re.escape(qualified)}\b", heading) for heading in headings()), f"no heading for {qualified}"
     assert re.search(rf"\.{re.escape(member)}\b", example_sources()), f"no example uses .{member}"
+
+
+CONFIG_DOC = ROOT / "docs" / "config.md"
+
+
+def config_rows() -> list[list[str]]:
+    """The cells of every table row in docs/config.md."""
+    return [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in CONFIG_DOC.read_text(encoding="utf-8").splitlines()
+        if line.startswith("|") and not line.startswith("|---")
+    ]
+
+
+def accepted_options(kind: str, name: str) -> list[str]:
+    """The options a component accepts, as its error for an unknown option lists them."""
+    with pytest.raises(bpe_core.BpeError) as refused:
+        registry().build(kind, name, {"no_such_option": 1})
+    allowed = re.search(r"allowed: (.*)$", str(refused.value))
+    assert allowed is not None, f"{kind} {name!r} does not say which options it allows: {refused.value}"
+    return [] if allowed.group(1) == "none" else allowed.group(1).split(", ")
+
+
+BUILTIN_COMPONENTS = [
+    (kind, name)
+    for plugin in registry().plugins()
+    if plugin.distribution == "bpe-core"
+    for kind in ("pretokenizer", "reader", "normalizer")
+    for name in plugin.components[kind]
+]
+
+
+@pytest.mark.parametrize("kind, name", BUILTIN_COMPONENTS)
+def test_config_md_lists_every_option_of_each_builtin_component(kind: str, name: str) -> None:
+    rows = [row for row in config_rows() if len(row) > 2 and row[1] == kind and f"`{name}`" in row[0]]
+    assert rows, f"docs/config.md has no row for the {kind} {name!r}"
+    missing = [option for option in accepted_options(kind, name) if f"`{option}" not in rows[0][2]]
+    assert not missing, f"docs/config.md does not list the {kind} {name!r} options {missing}"
+
+
+@pytest.mark.parametrize("key", [f"{section}.{key}" if section else key for section, keys in SECTIONS.items() for key in keys])
+def test_config_md_lists_every_key(key: str) -> None:
+    """A key, or for a section (input, trainer, ...) its keys, each has a row in the Keys table."""
+    assert any(row[0] == f"`{key}`" or row[0].startswith(f"`{key}.") for row in config_rows()), f"no row for {key}"
+
+
+@pytest.mark.parametrize(
+    "key, allowed",
+    [("trainer.tie_break", TIE_RULES), ("special_tokens.position", SPECIAL_POSITIONS), ("runner.kind", RUNNER_KINDS)],
+)
+def test_config_md_lists_every_allowed_value(key: str, allowed: tuple[str, ...]) -> None:
+    row = next(row for row in config_rows() if row[0] == f"`{key}`")
+    assert all(f"`{value}`" in row[1] for value in allowed), f"{key}: {row[1]} does not list all of {allowed}"
