@@ -15,8 +15,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output, read_json
-from bpe_core.formats.hf_folder import make_directory, template_post_processor, write_transformers_files
+from bpe_core.files import atomic_output, make_directory, read_json
+from bpe_core.formats.hf_folder import template_post_processor, write_transformers_files
 from bpe_core.formats.tiktoken import NAMED_PATTERNS, pretokenizer_for
 from bpe_core.plugins import registry
 

@@ -12,7 +12,6 @@ import json
 import os
 from typing import Any
 
-from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output
 
 # role -> the names that take it, BERT's first, then RoBERTa's; GPT-2 ends documents with <|endoftext|>
@@ -63,14 +62,6 @@ def template_post_processor(special_ids: dict[str, int]) -> dict[str, Any] | Non
         "pair": pair,
         "special_tokens": {name: {"id": name, "ids": [special_ids[name]], "tokens": [name]} for name in (first, last)},
     }
-
-
-def make_directory(directory: str) -> None:
-    """Create a folder and its parents if missing; a BpeError naming it if that fails."""
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as error:
-        raise BpeError(f"cannot create the folder {directory}: {error.strerror or error}") from error
 
 
 def write_transformers_files(directory: str, special_ids: dict[str, int]) -> None:
