@@ -25,6 +25,7 @@ from dna_helpers import (
     fasta_records,
     fastq_reads,
     run_bpe,
+    write_fasta,
 )
 
 import bpe_core
@@ -42,6 +43,15 @@ def dna_tokenizer(workdir: Path) -> tuple[bpe_core.Tokenizer, Path]:
     path = workdir / "dna.json"
     tokenizer.save(path)
     return tokenizer, path
+
+
+@pytest.fixture(scope="module")
+def small_fasta(workdir: Path) -> tuple[Path, list[tuple[str, str]]]:
+    """(file, records): the three short tandem records and the chr17 part in one FASTA file, 70
+    letters a line, lower case kept: the tests that need not encode the 10 Mbp record use it."""
+    records = [*fasta_records(TANDEM_PATH)[:3], *fasta_records(CHR17_PATH)]
+    assert max(len(sequence) for _, sequence in records) < 100_000
+    return write_fasta(workdir / "small.fa", records), records
 
 
 def read_fasta_file(path: Path) -> list[tuple[str, str]]:
@@ -66,20 +76,27 @@ def named_ids(output: str) -> list[tuple[str, list[int]]]:
     return rows
 
 
-def test_encode_names_writes_each_record_id_a_tab_and_its_ids(dna_tokenizer: tuple[bpe_core.Tokenizer, Path], workdir: Path) -> None:
-    tokenizer, path = dna_tokenizer
-    output = assert_ok(run_bpe("encode", "-t", path, TANDEM_PATH, CHR17_PATH, "--names", "-q", cwd=workdir))
-    records = [*fasta_records(TANDEM_PATH), *fasta_records(CHR17_PATH)]
-    assert len(records) == 5
-    assert named_ids(output) == [(name, tokenizer.encode(sequence)) for name, sequence in records]
-
-
-def test_named_ids_decode_to_one_fasta_record_per_document_that_encodes_back_to_the_same_ids(
-    dna_tokenizer: tuple[bpe_core.Tokenizer, Path], workdir: Path
-) -> None:
+@pytest.fixture(scope="module")
+def named_ids_file(dna_tokenizer: tuple[bpe_core.Tokenizer, Path], workdir: Path) -> Path:
+    """`bpe encode --names` of the four tandem records (35 bp to 10 Mbp) and the chr17 part."""
     _, path = dna_tokenizer
     ids = workdir / "named-ids.txt"
     assert_ok(run_bpe("encode", "-t", path, TANDEM_PATH, CHR17_PATH, "--names", "-q", "-o", ids, cwd=workdir))
+    return ids
+
+
+def test_encode_names_writes_each_record_id_a_tab_and_its_ids(dna_tokenizer: tuple[bpe_core.Tokenizer, Path], named_ids_file: Path) -> None:
+    tokenizer, _ = dna_tokenizer
+    records = [*fasta_records(TANDEM_PATH), *fasta_records(CHR17_PATH)]
+    assert len(records) == 5
+    assert named_ids(named_ids_file.read_text()) == [(name, tokenizer.encode(sequence)) for name, sequence in records]
+
+
+def test_named_ids_decode_to_one_fasta_record_per_document_that_encodes_back_to_the_same_ids(
+    dna_tokenizer: tuple[bpe_core.Tokenizer, Path], named_ids_file: Path, workdir: Path
+) -> None:
+    _, path = dna_tokenizer
+    ids = named_ids_file
     assert_ok(run_bpe("decode", "-t", path, ids, "-o", "back.fa", cwd=workdir))
     expected = [(name, sequence.upper()) for name, sequence in [*fasta_records(TANDEM_PATH), *fasta_records(CHR17_PATH)]]
     assert read_fasta_file(workdir / "back.fa") == expected
@@ -89,48 +106,56 @@ def test_named_ids_decode_to_one_fasta_record_per_document_that_encodes_back_to_
     assert again == ids.read_text()
 
 
-def test_plain_ids_decode_to_fasta_headers_numbered_by_line(dna_tokenizer: tuple[bpe_core.Tokenizer, Path], workdir: Path) -> None:
+def test_plain_ids_decode_to_fasta_headers_numbered_by_line(
+    dna_tokenizer: tuple[bpe_core.Tokenizer, Path], small_fasta: tuple[Path, list[tuple[str, str]]], workdir: Path
+) -> None:
     """Without names, record N is the document on line N: `>1`, `>2`, ..."""
     _, path = dna_tokenizer
-    plain = assert_ok(run_bpe("encode", "-t", path, TANDEM_PATH, "-q", cwd=workdir))
+    fasta, expected = small_fasta
+    plain = assert_ok(run_bpe("encode", "-t", path, fasta, "-q", cwd=workdir))
     (workdir / "plain-ids.txt").write_text(plain)
     assert_ok(run_bpe("decode", "-t", path, "plain-ids.txt", "-o", "numbered.fasta", cwd=workdir))
     records = read_fasta_file(workdir / "numbered.fasta")
-    assert records == [(str(number), sequence.upper()) for number, (_, sequence) in enumerate(fasta_records(TANDEM_PATH), start=1)]
+    assert records == [(str(number), sequence.upper()) for number, (_, sequence) in enumerate(expected, start=1)]
     again = assert_ok(run_bpe("encode", "-t", path, "numbered.fasta", "-q", cwd=workdir))
     assert again == plain
 
 
 def test_decode_to_a_name_that_is_not_fasta_writes_bare_sequences_one_per_line(
-    dna_tokenizer: tuple[bpe_core.Tokenizer, Path], workdir: Path
+    dna_tokenizer: tuple[bpe_core.Tokenizer, Path], small_fasta: tuple[Path, list[tuple[str, str]]], workdir: Path
 ) -> None:
     _, path = dna_tokenizer
-    encoded = assert_ok(run_bpe("encode", "-t", path, CHR17_PATH, TANDEM_PATH, "--names", "-q", cwd=workdir))
+    fasta, expected = small_fasta
+    encoded = assert_ok(run_bpe("encode", "-t", path, fasta, "--names", "-q", cwd=workdir))
     (workdir / "for-text.txt").write_text(encoded)
     decoded = assert_ok(run_bpe("decode", "-t", path, "for-text.txt", cwd=workdir))
-    assert decoded.split("\n") == [sequence.upper() for _, sequence in [*fasta_records(CHR17_PATH), *fasta_records(TANDEM_PATH)]]
+    assert decoded.split("\n") == [sequence.upper() for _, sequence in expected]
+    assert_ok(run_bpe("decode", "-t", path, "for-text.txt", "-o", "sequences.txt", cwd=workdir))
+    assert (workdir / "sequences.txt").read_text() == decoded
 
 
-@pytest.mark.parametrize("eos", [None, "[SEP]"], ids=["no-eos", "eos-sep"])
+@pytest.mark.parametrize("eos", [None, "[SEP]"], ids=["no-eos-whole-tandem", "eos-sep-small"])
 def test_shard_index_names_each_record_and_the_directory_decodes_to_fasta_that_encodes_to_the_same_shards(
-    dna_tokenizer: tuple[bpe_core.Tokenizer, Path], workdir: Path, eos: str | None
+    dna_tokenizer: tuple[bpe_core.Tokenizer, Path], small_fasta: tuple[Path, list[tuple[str, str]]], workdir: Path, eos: str | None
 ) -> None:
     tokenizer, path = dna_tokenizer
     tag = eos is not None
     extra = ["--eos", eos] if eos else []
+    # without --eos only the index can cut the records apart: the whole tandem file then
+    inputs = [(TANDEM_PATH, list(fasta_records(TANDEM_PATH))), (CHR17_PATH, list(fasta_records(CHR17_PATH)))] if eos is None else [small_fasta]
     first = workdir / f"shards-{tag}"
-    assert_ok(run_bpe("encode", "-t", path, TANDEM_PATH, CHR17_PATH, "--format", "bin", "-o", f"{first}/", *extra, "-q", cwd=workdir))
+    assert_ok(run_bpe("encode", "-t", path, *(file for file, _ in inputs), "--format", "bin", "-o", f"{first}/", *extra, "-q", cwd=workdir))
     index = json.loads((first / "index.json").read_text())
     end = [tokenizer.special_ids[eos]] if eos else []
-    for entry, source in zip(index["shards"], (TANDEM_PATH, CHR17_PATH)):
-        records = fasta_records(source)
+    assert len(index["shards"]) == len(inputs)
+    for entry, (_, records) in zip(index["shards"], inputs):
         assert entry["names"] == [name for name, _ in records]
         assert entry["lengths"] == [len(tokenizer.encode(sequence) + end) for _, sequence in records]
         assert entry["documents"] == len(records) and entry["tokens"] == sum(entry["lengths"])
 
     back = workdir / f"from-shards-{tag}.fa.gz"
     assert_ok(run_bpe("decode", "-t", path, f"{first}/", "-o", back, cwd=workdir))
-    expected = [(name, sequence.upper()) for name, sequence in [*fasta_records(TANDEM_PATH), *fasta_records(CHR17_PATH)]]
+    expected = [(name, sequence.upper()) for _, records in inputs for name, sequence in records]
     assert read_fasta_file(back) == expected  # the --eos marker is not part of a sequence
 
     second = workdir / f"shards-again-{tag}"
