@@ -10,6 +10,7 @@ bpe_core; expected ids from the same tokenizer's `encode` in this process.
 
 import gzip
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,8 +28,12 @@ from dna_helpers import (
     run_bpe,
     write_fasta,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import bpe_core
+from bpe_core.config import parse_runner
+from bpe_core.shards import ShardOptions, encode_to_shards, read_shards
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +223,26 @@ def test_shards_of_another_vocabulary_are_refused(dna_tokenizer: tuple[bpe_core.
     before = snapshot(tmp_path)
     assert_clean_error(run_bpe("decode", "-t", path, "shards/", "-o", "out.fa", cwd=tmp_path), "300", "512")
     assert snapshot(tmp_path) == before
+
+
+record_names = st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126, blacklist_characters=">"), min_size=1, max_size=12)
+sequences = st.text(alphabet="ACGTNacgtnRY", max_size=300)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=st.lists(st.tuples(record_names, sequences), min_size=1, max_size=6), eos=st.booleans())
+def test_any_named_records_survive_shards_and_the_fasta_writer(
+    dna_tokenizer: tuple[bpe_core.Tokenizer, Path], tmp_path: Path, records: list[tuple[str, str]], eos: bool
+) -> None:
+    tokenizer, _ = dna_tokenizer
+    with tempfile.TemporaryDirectory(dir=tmp_path) as scratch:
+        source = write_fasta(Path(scratch) / "in.fa", records)
+        options = ShardOptions(eos_id=tokenizer.special_ids["[SEP]"] if eos else None)
+        encode_to_shards(tokenizer, [str(source)], f"{scratch}/shards", options, parse_runner({"workers": 1}, "test"), progress=False)
+        documents = list(read_shards(f"{scratch}/shards", tokenizer.vocab_size))
+        assert [name for _, name, _ in documents] == [name for name, _ in records]
+        specials = set(tokenizer.special_ids.values())
+        decoded = [(str(name), tokenizer.decode([token for token in ids if token not in specials])) for _, name, ids in documents]
+        assert decoded == [(name, sequence.upper()) for name, sequence in records]
+        tokenizer.decoder.write_records(decoded, f"{scratch}/back.fa.gz")  # type: ignore[attr-defined]
+        assert read_fasta_file(Path(scratch) / "back.fa.gz") == decoded
