@@ -137,6 +137,8 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     shards = args.format == "bin" and _shard_directory(args)
     if runner.kind == "dask" and not shards:
         raise BpeError("runner dask writes one shard per input file: use --format bin -o DIR/")
+    if args.names and args.format == "bin":
+        raise BpeError("--names adds a column to --format ids or tokens; shards list the record names in DIR/index.json")
     if args.format == "bin" and args.dtype == "uint16" and tokenizer.vocab_size > 65536:
         raise BpeError(f"--dtype uint16 holds ids below 65536, but the vocabulary has {tokenizer.vocab_size}; use uint32")
     eos_id: int | None = None
@@ -170,13 +172,22 @@ def _cmd_encode(args: argparse.Namespace) -> int:
             )
         return 0
     binary = args.format == "bin"
+    names: list[str] = []  # --names: each document's record id, in input order
+    documents = _documents(tokenizer, args.files)
+    if args.names:
+        documents = _named(documents, names)
     with atomic_output(args.output, binary) as out, progress_bars.bar(
         False if args.quiet else None, "encoding", unit="doc"
     ) as bar:
         line_started = False  # text formats: one line per document, written piece by piece
-        for ids, ends in tokenizer.encode_pieces(_documents(tokenizer, args.files), args.workers, allowed, disallowed):
+        name_written = False
+        done = 0  # documents finished (the reader has already given the current one: its name is known)
+        for ids, ends in tokenizer.encode_pieces(documents, args.workers, allowed, disallowed):
             if ends and eos_id is not None:
                 ids = [eos_id]
+            if not binary and args.names and not name_written:
+                out.write(names[done] + "\t")
+                name_written = True
             if binary:
                 out.write(id_bytes(ids, args.dtype))
             elif ids:
@@ -186,13 +197,27 @@ def _cmd_encode(args: argparse.Namespace) -> int:
             if ends:
                 if not binary:
                     out.write("\n")
-                line_started = False
+                line_started = name_written = False
+                done += 1
                 bar.update(1)
     return 0
 
 
-def _read_ids(args: argparse.Namespace) -> Iterator[tuple[int, list[int]]]:
-    """(line number, ids) per document in an ids file (a bin file is one document)."""
+def _named(documents: Iterator[Any], names: list[str]) -> Iterator[Any]:
+    """The documents, appending each one's record id to `names` as it is read (`--names`)."""
+    from bpe_core.shards import document_name
+
+    for number, document in enumerate(documents, start=1):
+        name = document_name(document)
+        if name is None:
+            raise BpeError(f"--names: document {number} has no name; names are the record ids of FASTA/FASTQ readers")
+        names.append(name)
+        yield document
+
+
+def _read_ids(args: argparse.Namespace) -> Iterator[tuple[int, str | None, list[int]]]:
+    """(line number, name, ids) per document in an ids file (a bin file is one document); a line
+    `NAME<TAB>ids` (`bpe encode --names`) names its document."""
     source = args.file or "-"
     if args.format == "bin":
         width = DTYPES[args.dtype]
@@ -202,7 +227,7 @@ def _read_ids(args: argparse.Namespace) -> Iterator[tuple[int, list[int]]]:
             raise BpeError(f"cannot read {source}: {error.strerror or error}") from error
         if len(data) % width:
             raise BpeError(f"{source}: {len(data)} bytes is not a whole number of {args.dtype} ids")
-        yield 1, [int.from_bytes(data[index : index + width], "little") for index in range(0, len(data), width)]
+        yield 1, None, [int.from_bytes(data[index : index + width], "little") for index in range(0, len(data), width)]
         return
     try:
         handle = sys.stdin if source == "-" else open(source, encoding="utf-8")
@@ -210,23 +235,50 @@ def _read_ids(args: argparse.Namespace) -> Iterator[tuple[int, list[int]]]:
         raise BpeError(f"cannot read {source}: {error.strerror or error}") from error
     with handle:
         for line_number, line in enumerate(handle, start=1):
+            name, tab, rest = line.partition("\t")
             ids = []
-            for token in line.split():
+            for token in (rest if tab else line).split():
                 try:
                     ids.append(int(token))
                 except ValueError:
                     raise BpeError(f"{source}, line {line_number}: {token!r} is not a token id") from None
-            yield line_number, ids
+            yield line_number, (name if tab else None), ids
+
+
+def _ids_documents(args: argparse.Namespace, tokenizer: "bpe_core.Tokenizer") -> Iterator[tuple[str, str | None, list[int]]]:
+    """(where, name, ids) per document: of a shard directory (its index names the records), or of an ids file."""
+    if args.file is not None and os.path.isdir(args.file):
+        from bpe_core.shards import read_shards
+
+        return read_shards(args.file, tokenizer.vocab_size)
+    return ((f"{args.file or '-'}, line {line_number}", name, ids) for line_number, name, ids in _read_ids(args))
+
+
+def _decoded_records(tokenizer: "bpe_core.Tokenizer", args: argparse.Namespace) -> Iterator[tuple[str, Any]]:
+    """(name, sequence) per document for a records file (FASTA): the name from the shard index or
+    the ids file, else the document's number; special tokens (an --eos marker) are left out."""
+    specials = set(tokenizer.special_ids.values())
+    for number, (where, name, ids) in enumerate(_ids_documents(args, tokenizer), start=1):
+        try:
+            yield name or str(number), tokenizer.decode([token for token in ids if token not in specials])
+        except BpeError as error:
+            raise BpeError(f"{where}: {error}") from None
 
 
 def _cmd_decode(args: argparse.Namespace) -> int:
     tokenizer = _load(args.tokenizer)
+    # optional decoder abilities: records files (DNA: FASTA), chosen by the output's suffix
+    write_records = getattr(tokenizer.decoder, "write_records", None)
+    suffixes: tuple[str, ...] = getattr(tokenizer.decoder, "record_suffixes", ())
+    if args.output is not None and write_records is not None and args.output.endswith(suffixes):
+        write_records(_decoded_records(tokenizer, args), args.output)
+        return 0
     documents = []
-    for line_number, ids in _read_ids(args):
+    for where, _, ids in _ids_documents(args, tokenizer):
         try:
             documents.append(tokenizer.decode(ids))
         except BpeError as error:
-            raise BpeError(f"{args.file or '-'}, line {line_number}: {error}") from None
+            raise BpeError(f"{where}: {error}") from None
     if documents and not all(isinstance(document, str) for document in documents):
         # a domain's own file format (MIDI): one document per output file
         if args.output is None:
@@ -402,14 +454,15 @@ def build_parser() -> argparse.ArgumentParser:
     special.add_argument("--allow-special", action="store_true", help="special token strings in the text become special ids")
     special.add_argument("--ordinary", action="store_true", help="special token strings in the text are plain text")
     encode.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    encode.add_argument("--names", action="store_true", help="ids, tokens: a first column NAME<TAB> with each record's id (FASTA/FASTQ)")
     encode.set_defaults(run=_cmd_encode)
 
     decode = commands.add_parser("decode", help="decode ids back to documents")
     decode.add_argument("-t", "--tokenizer", required=True)
-    decode.add_argument("file", nargs="?", help="ids file (as `bpe encode` writes it), or - for standard input")
+    decode.add_argument("file", nargs="?", help="ids file (as `bpe encode` writes it), a shard directory, or - for standard input")
     decode.add_argument("--format", choices=("ids", "bin"), default="ids")
     decode.add_argument("--dtype", choices=tuple(DTYPES), default="uint16")
-    decode.add_argument("-o", "--output", help="output file (default: standard output)")
+    decode.add_argument("-o", "--output", help="output file (default: standard output); DNA: x.fa (.fasta, .fna, .gz) writes FASTA records")
     decode.set_defaults(run=_cmd_decode)
 
     inspect = commands.add_parser("inspect", help="describe a tokenizer file")

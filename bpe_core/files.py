@@ -105,3 +105,11 @@ def read_json(path: str, description: str) -> Any:
         raise BpeError(f"cannot read {description} {path}: {error.strerror or error}") from error
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise BpeError(f"{path} is not a {description} (invalid JSON: {error})") from error
+
+
+def make_directory(directory: str) -> None:
+    """Create a folder and its parents if missing (exports to a new folder); a BpeError naming it if that fails."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as error:
+        raise BpeError(f"cannot create the folder {directory}: {error.strerror or error}") from error

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from bpe_core.engine import Encoder
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output
+from bpe_core.files import atomic_output, make_directory
 from bpe_core.plugins import registry
 
 if TYPE_CHECKING:
@@ -122,5 +122,6 @@ def to_tiktoken(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
             raise BpeError(f"ids {seen[data]} and {token_id} both stand for {data!r}; a tiktoken file cannot hold that")
         seen[data] = token_id
         lines.append(f"{base64.b64encode(data).decode('ascii')} {token_id}\n")
+    make_directory(os.path.dirname(os.path.abspath(path)))
     with atomic_output(os.fspath(path)) as handle:
         handle.writelines(lines)

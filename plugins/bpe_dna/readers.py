@@ -54,7 +54,17 @@ class _SequenceReader:
             if path == "-":
                 raise BpeError(f"reader {self.name!r} reads files, not standard input")
             self._sources.append(file_source(path))
-            yield from self._records(path)
+            yield from self._records_as_named(path)
+
+    def _records_as_named(self, path: str) -> Iterator[Record]:
+        """A file named as FASTA is read as FASTA and one named as FASTQ as FASTQ, whichever DNA
+        reader the tokenizer names: a tokenizer trained on reads encodes genomes, and the FASTA
+        that decoding FASTQ writes encodes back to the same ids."""
+        if isinstance(self, FastqReader) and path.endswith(FASTA_SUFFIXES):
+            return FastaReader({})._records(path)
+        if isinstance(self, FastaReader) and path.endswith(FASTQ_SUFFIXES):
+            return FastqReader({})._records(path)
+        return self._records(path)
 
     def _records(self, path: str) -> Iterator[Record]:
         raise NotImplementedError
