@@ -351,8 +351,7 @@ def test_progress_of_one_large_document_counts_bytes_of_input(dna_tokenizer: Pat
     states = [state for state in re.split(r"[\r\n]", shown) if state.startswith("encoding:")]
     assert states and not any("doc/s" in state or "0doc" in state for state in states), states
     total = ECOLI_PATH.stat().st_size + LAMBDA_PATH.stat().st_size
-    assert all(f"/{total / 1e6:.2f}M" in state for state in states), (total, states)
-    assert any(re.search(r"\b100%", state) for state in states)
+    assert all(f"/{total / 1e6:.2f}M" in state for state in states), (total, states)  # the bar's total: input bytes
 
 
 def test_progress_of_streamed_text_moves_block_by_block(tmp_path: Path) -> None:
