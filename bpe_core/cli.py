@@ -20,7 +20,7 @@ from bpe_core.config import RunnerConfig
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, expand_paths
 from bpe_core.formats.suffixes import export_format, ids_format, import_format, is_directory_name, shard_dtype
-from bpe_core.formats.tiktoken import published_vocabulary
+from bpe_core.formats.tiktoken import published_vocabulary, read_ranks
 from bpe_core.shards import DTYPES, id_bytes, reader_for
 
 EXIT_BAD_INPUT = 2
@@ -307,6 +307,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
         tokenizer = bpe_core.from_hf(args.input)
     else:
         if args.pattern is None and published_vocabulary(args.input) is None:
+            read_ranks(args.input)  # a malformed file is reported as that, not as a missing pattern
             raise BpeError(
                 f"{args.input} is not a published tiktoken vocabulary (r50k_base, p50k_base, cl100k_base, o200k_base), "
                 "so its pattern is unknown: pass --pattern gpt2|cl100k|o200k|REGEX"

@@ -135,6 +135,7 @@ def from_tiktoken(
 
     path = os.fspath(path)
     published = published_vocabulary(path)
+    ranks = read_ranks(path)
     if pattern is None:
         if published is None:
             raise BpeError(
@@ -142,7 +143,6 @@ def from_tiktoken(
                 f"give its pattern ({', '.join(NAMED_PATTERNS)} or a regex)"
             )
         pattern = published.pattern
-    ranks = read_ranks(path)
     missing = [byte for byte in range(256) if bytes([byte]) not in ranks]
     if missing:
         raise BpeError(f"{path}: {len(missing)} single bytes have no rank (first: {missing[0]}); tiktoken needs all 256")
