@@ -454,9 +454,10 @@ class Tokenizer:
         return tuple(self.alphabet[symbol] for symbol in self._symbols([token_id]))
 
     def token_text(self, token_id: int) -> str:
-        """A readable form of a token: its base labels joined (byte-level: GPT-2's byte
-        characters; DNA: the letters), with spaces where labels are words (MIDI events)."""
-        separator = "" if self._single_character_labels else " "
+        """A readable form of a token with no whitespace in it: its base labels joined
+        (byte-level: GPT-2's byte characters; DNA: the letters), with `+` between labels that are
+        words (MIDI events: `Pitch_60+Velocity_79`), so one token is one word of `--format tokens`."""
+        separator = "" if self._single_character_labels else "+"
         return separator.join(self.token_symbols(token_id))
 
     def token_bytes(self, token_id: int) -> bytes:
