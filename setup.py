@@ -65,10 +65,13 @@ class MypycBuildExt(build_ext):
             Path(self.get_ext_fullpath(extension.name)).unlink(missing_ok=True)
         self.extensions = []
         self.distribution.ext_modules = []
+        # the error holds the whole compiler command line: keep its tail, which says what went wrong
+        reason = str(error).rpartition("]")[2].strip(" '.")
+        compiler = getattr(self.compiler, "compiler_so", None) or ["the C compiler"]
         print(
-            f"warning: bpe-core: no working C compiler ({error}); installing the pure-Python engine "
-            "(same results, several times slower). Install a C compiler (gcc or clang) and the "
-            "Python headers to get the compiled engine.",
+            f"warning: bpe-core: no working C compiler ({compiler[0]}: {reason}), so the engine is installed as pure "
+            "Python: same results, several times slower. For the compiled engine, install gcc or clang "
+            "and the Python headers, then reinstall.",
             file=sys.stderr,
         )
 
