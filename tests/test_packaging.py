@@ -95,7 +95,7 @@ def fresh_venv(isolated_build: Path, tmp_path_factory: pytest.TempPathFactory) -
 def test_the_sdist_holds_everything_the_build_needs(isolated_build: Path) -> None:
     with tarfile.open(only(list(isolated_build.glob("*.tar.gz")))) as archive:
         names = {name.partition("/")[2] for name in archive.getnames()}
-    for needed in ["setup.py", "pyproject.toml", "README.md", "plugins/bpe_text/scanner.py", "plugins/bpe_midi/smf.py"]:
+    for needed in ["setup.py", "pyproject.toml", "README.md", "configs/gpt2-style.yaml", "examples/bpe-protein/pyproject.toml"]:
         assert needed in names, needed
     for module in COMPILED_MODULES:
         package, _, name = module.partition("/")
