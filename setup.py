@@ -8,6 +8,7 @@ pyproject.toml.
 import glob
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from setuptools import Distribution, setup
@@ -53,27 +54,35 @@ class MypycBuildExt(build_ext):
             self.distribution.ext_modules = mypycify(MYPY_OPTIONS + COMPILED, opt_level="3", debug_level="0")
         super().finalize_options()
 
-    def run(self) -> None:
-        try:
-            super().run()
-        except COMPILER_ERRORS as error:
-            self.keep_pure(error)
-
-    def keep_pure(self, error: Exception) -> None:
-        # a half-built set of modules would import and then fail: leave none
-        for extension in self.extensions:
-            Path(self.get_ext_fullpath(extension.name)).unlink(missing_ok=True)
+    def build_extensions(self) -> None:
+        problem = self.compiler_problem()
+        if problem is None:
+            super().build_extensions()
+            return
         self.extensions = []
         self.distribution.ext_modules = []
-        # the error holds the whole compiler command line: keep its tail, which says what went wrong
-        reason = str(error).rpartition("]")[2].strip(" '.")
-        compiler = getattr(self.compiler, "compiler_so", None) or ["the C compiler"]
         print(
-            f"warning: bpe-core: no working C compiler ({compiler[0]}: {reason}), so the engine is installed as pure "
+            f"warning: bpe-core: no working C compiler ({problem}), so the engine is installed as pure "
             "Python: same results, several times slower. For the compiled engine, install gcc or clang "
             "and the Python headers, then reinstall.",
             file=sys.stderr,
         )
+
+    def compiler_problem(self) -> str | None:
+        """Why the C compiler cannot build an extension module (None if it can). Asked first, so an
+        error in the real compile is reported as what it is, not taken for a missing compiler."""
+        with tempfile.TemporaryDirectory() as directory:
+            probe = Path(directory) / "probe.c"
+            probe.write_text("#include <Python.h>\nint probe(void) { return 0; }\n")
+            try:
+                self.compiler.compile([str(probe)], output_dir=directory)
+            except COMPILER_ERRORS as error:
+                reason = str(error)
+                if "exit status" in reason:  # the message holds the whole command line: keep what went wrong
+                    reason = "exit status " + reason.rpartition("exit status ")[2].rstrip(".")
+                command = getattr(self.compiler, "compiler_so", None) or ["the C compiler"]
+                return f"{command[0]}: {reason}"
+        return None
 
 
 setup(ext_modules=[], distclass=CompiledDistribution, cmdclass={"build_ext": MypycBuildExt})
