@@ -529,6 +529,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BpeError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except MemoryError:  # an input too big for this machine: readers bound what they can, this is the rest
+        files = [str(path) for path in getattr(args, "files", None) or []]
+        named = f" reading {', '.join(files[:3])}{' and more' if len(files) > 3 else ''}" if files else ""
+        print(f"error: out of memory{named}: the input needs more memory than this process may use", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:

@@ -654,6 +654,8 @@ def train(
         named = [(str(item), load_counts(item)) if not isinstance(item, Counts) else ("counts", item) for item in counts]
         merged = merge_all(named)
         check_same_config(counting_config(plan.settings), merged.config, named[0][0])
+        if not any(merged.chunks):
+            raise BpeError(f"nothing to train on: {', '.join(name for name, _ in named)} hold(s) no chunks")
     else:
         plan = _plan(config, files, overrides)
         merged = _count(plan, _runner(plan.settings, runner, workers), progress)
@@ -743,6 +745,10 @@ def _train_from(plan: _Plan, counts: Counts, progress: bool | None, started: flo
     plugins = registry()
     normalizers = [(item.name, item.options) for item in settings.normalizers]
     width = counts.width
+    if not any(counts.chunks):  # no chunk, or only empty ones: a tokenizer without merges is no result
+        read = [item["path"] for item in counts.inputs] or plan.paths
+        shown = ", ".join(read[:5]) + (f" and {len(read) - 5} more" if len(read) > 5 else "")
+        raise BpeError(f"nothing to train on: {shown or 'the input'} holds no chunks (empty, or only what is skipped)")
     chunk_symbols = [unpack(key, width) for key in counts.chunks]
     weights = list(counts.chunks.values())
     trainer = Trainer(
