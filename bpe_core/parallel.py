@@ -10,7 +10,8 @@ import multiprocessing
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from multiprocessing.pool import AsyncResult
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 Result = TypeVar("Result")
@@ -49,17 +50,29 @@ def ordered_map(function: Callable[[Any], Result], items: Iterable[Any], workers
     if _worker_function is not None:
         raise RuntimeError("ordered_map does not nest")
     _worker_function = function  # inherited by the forked workers
+    # an executor, not multiprocessing.Pool: a Pool waits forever for the item of a worker that died
+    # (out of memory, killed); an executor reports it
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    finished = False
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            pending: deque[AsyncResult[Result]] = deque()
-            for item in _chain(head, iterator):
-                pending.append(pool.apply_async(_call, (item,)))
-                if len(pending) >= 2 * workers:
-                    yield pending.popleft().get()
-            while pending:
-                yield pending.popleft().get()
+        pending: deque[Future[Result]] = deque()
+        for item in _chain(head, iterator):
+            pending.append(pool.submit(_call, item))
+            if len(pending) >= 2 * workers:
+                yield _result(pending.popleft())
+        while pending:
+            yield _result(pending.popleft())
+        finished = True
     finally:
         _worker_function = None
+        pool.shutdown(wait=finished, cancel_futures=True)  # after an error, do not wait for items in flight
+
+
+def _result(future: "Future[Result]") -> Result:
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        raise MemoryError("a worker process died (out of memory, or killed)") from None
 
 
 def _chain(head: list[Any], rest: Iterator[Any]) -> Iterator[Any]:

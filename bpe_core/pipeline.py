@@ -456,9 +456,10 @@ class Tokenizer:
         return tuple(self.alphabet[symbol] for symbol in self._symbols([token_id]))
 
     def token_text(self, token_id: int) -> str:
-        """A readable form of a token: its base labels joined (byte-level: GPT-2's byte
-        characters; DNA: the letters), with spaces where labels are words (MIDI events)."""
-        separator = "" if self._single_character_labels else " "
+        """A readable form of a token with no whitespace in it: its base labels joined
+        (byte-level: GPT-2's byte characters; DNA: the letters), with `+` between labels that are
+        words (MIDI events: `Pitch_60+Velocity_79`), so one token is one word of `--format tokens`."""
+        separator = "" if self._single_character_labels else "+"
         return separator.join(self.token_symbols(token_id))
 
     def token_bytes(self, token_id: int) -> bytes:
@@ -656,6 +657,8 @@ def train(
         merged = merge_all(named)
         check_same_config(counting_config(plan.settings), merged.config, named[0][0])
         check_trainable(merged, plan.alphabet_size, named[0][0])
+        if not any(merged.chunks):
+            raise BpeError(f"nothing to train on: {', '.join(name for name, _ in named)} hold(s) no chunks")
     else:
         plan = _plan(config, files, overrides)
         merged = _count(plan, _runner(plan.settings, runner, workers), progress)
@@ -745,6 +748,10 @@ def _train_from(plan: _Plan, counts: Counts, progress: bool | None, started: flo
     plugins = registry()
     normalizers = [(item.name, item.options) for item in settings.normalizers]
     width = counts.width
+    if not any(counts.chunks):  # no chunk, or only empty ones: a tokenizer without merges is no result
+        read = [item["path"] for item in counts.inputs] or plan.paths
+        shown = ", ".join(read[:5]) + (f" and {len(read) - 5} more" if len(read) > 5 else "")
+        raise BpeError(f"nothing to train on: {shown or 'the input'} holds no chunks (empty, or only what is skipped)")
     chunk_symbols = [unpack(key, width) for key in counts.chunks]
     weights = list(counts.chunks.values())
     trainer = Trainer(

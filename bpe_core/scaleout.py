@@ -32,7 +32,7 @@ from bpe_core.plugins import registry
 
 if TYPE_CHECKING:
     from bpe_core.pipeline import Tokenizer, _Plan
-    from bpe_core.shards import ShardOptions
+    from bpe_core.shards import Records, ShardOptions
 
 INSTALL = 'runner kind dask needs dask.distributed, which is not installed: pip install "bpe-core[dask]"'
 GROUP_FILES = 256  # at most this many small files per counting task
@@ -176,7 +176,9 @@ def _tokenizer_on_worker(data: dict[str, Any], digest: str) -> "Tokenizer":
     return tokenizer
 
 
-def encode_task(data: dict[str, Any], digest: str, path: str, shard_path: str, options: "ShardOptions") -> tuple[int, int]:
+def encode_task(
+    data: dict[str, Any], digest: str, path: str, shard_path: str, options: "ShardOptions"
+) -> "tuple[int, int, Records]":
     from bpe_core.shards import encode_shard
 
     return encode_shard(_tokenizer_on_worker(data, digest), path, shard_path, options, 1)
@@ -260,8 +262,8 @@ def encode_on_dask(
     options: "ShardOptions",
     runner: RunnerConfig,
     progress: bool | None,
-) -> list[tuple[int, int]]:
-    """Encode each file into its shard on the cluster; (documents, tokens) per file, in order.
+) -> "list[tuple[int, int, Records]]":
+    """Encode each file into its shard on the cluster; (documents, tokens, records) per file, in order.
 
     A large plain file is encoded in byte ranges (as counting splits it) into parts that a last
     task joins, unless a special token holds a newline (no cut may split one)."""
@@ -299,7 +301,7 @@ def encode_on_dask(
             ranges.update((future, (path, min(step, sizes[position] - start))) for future, start in zip(encoded, starts))
             fragments = bool(getattr(reader, "range_fragments", False))
             finals[client.submit(join_parts, parts, shard, options, fragments, encoded, pure=False)] = (position, 0)
-        results: list[tuple[int, int]] = [(0, 0)] * len(files)
+        results: "list[tuple[int, int, Records]]" = [(0, 0, None)] * len(files)
         done = 0
         try:
             for future in distributed.as_completed(list(ranges) + list(finals)):

@@ -3,8 +3,10 @@
 A shard holds the ids of its input's documents back to back (each followed by the end-of-
 document token when one is given), as little-endian uint16 or uint32. `index.json` lists the
 shards in input order with their input, documents and tokens, so the shards concatenated in that
-order are what encoding the inputs in one run gives. Each shard and the index are written
-atomically, so a rerun after a failure (or a retried Dask task) never leaves a torn file.
+order are what encoding the inputs in one run gives. When the documents are named records
+(FASTA/FASTQ), a shard's entry also lists each one's name and token count, so decoding gives
+the records back. Each shard and the index are written atomically, so a rerun after a failure
+(or a retried Dask task) never leaves a torn file.
 """
 
 import json
@@ -12,14 +14,14 @@ import os
 import re
 import sys
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bpe_core import progress as progress_bars
 from bpe_core.config import RunnerConfig
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output, reader_files
+from bpe_core.files import atomic_output, read_json, reader_files
 from bpe_core.plugins import registry
 
 if TYPE_CHECKING:
@@ -56,6 +58,16 @@ def shard_name(index: int, path: str) -> str:
     return f"{index:05d}-{stem}.bin"
 
 
+# (name, tokens) of each document of a shard whose documents are named records; None otherwise
+Records = list[tuple[str, int]] | None
+
+
+def document_name(document: Any) -> str | None:
+    """A document's own name: a FASTA/FASTQ record's id; None for documents without one (text)."""
+    name = getattr(document, "id", None)
+    return name if isinstance(name, str) else None
+
+
 def reader_for(tokenizer: "Tokenizer") -> Any:
     """A fresh reader as the tokenizer's config describes it."""
     recorded = tokenizer.config.get("input", {})
@@ -65,8 +77,8 @@ def reader_for(tokenizer: "Tokenizer") -> Any:
 
 def encode_shard(
     tokenizer: "Tokenizer", path: str, shard_path: str, options: ShardOptions, workers: int | None
-) -> tuple[int, int]:
-    """Encode one input file into one shard, piece by piece; returns (documents, tokens)."""
+) -> tuple[int, int, Records]:
+    """Encode one input file into one shard, piece by piece; returns (documents, tokens, records)."""
     documents = reader_for(tokenizer).documents([path], strict=True)
     return _write(tokenizer, documents, shard_path, options, workers, whole=True)
 
@@ -77,12 +89,16 @@ def encode_range(tokenizer: "Tokenizer", path: str, start: int, step: int, part_
     one document per file, no document ends in a part: `join_parts` ends it."""
     reader = reader_for(tokenizer)
     documents = reader.range_documents(path, start, step, tokenizer.pretokenizer.safe_cut)
-    return _write(tokenizer, documents, part_path, options, 1, whole=not getattr(reader, "range_fragments", False))
+    count, tokens, _ = _write(tokenizer, documents, part_path, options, 1, whole=not getattr(reader, "range_fragments", False))
+    return count, tokens
 
 
-def join_parts(part_paths: list[str], shard_path: str, options: ShardOptions, fragments: bool, parts: list[tuple[int, int]]) -> tuple[int, int]:
+def join_parts(
+    part_paths: list[str], shard_path: str, options: ShardOptions, fragments: bool, parts: list[tuple[int, int]]
+) -> tuple[int, int, Records]:
     """The shard of a file encoded in ranges: its parts in order (then removed); with `fragments`
-    the parts make one document, which ends here. Returns (documents, tokens)."""
+    the parts make one document, which ends here. Returns (documents, tokens, None): ranges are
+    read from text, whose documents have no names."""
     documents, tokens = sum(part[0] for part in parts), sum(part[1] for part in parts)
     with atomic_output(shard_path, binary=True) as out:
         for part_path in part_paths:
@@ -96,7 +112,7 @@ def join_parts(part_paths: list[str], shard_path: str, options: ShardOptions, fr
                 tokens += 1
     for part_path in part_paths:
         os.unlink(part_path)
-    return documents, tokens
+    return documents, tokens, None
 
 
 def part_path(shard_path: str, start: int) -> str:
@@ -107,10 +123,24 @@ def part_path(shard_path: str, start: int) -> str:
 
 def _write(
     tokenizer: "Tokenizer", documents: Iterable[Any], path: str, options: ShardOptions, workers: int | None, whole: bool
-) -> tuple[int, int]:
-    """Write the documents' ids to `path`, with the end-of-document token after each when `whole`."""
-    count = tokens = 0
-    encoded = tokenizer.encode_pieces(documents, workers, options.allowed_special, options.disallowed_special)
+) -> tuple[int, int, Records]:
+    """Write the documents' ids to `path`, with the end-of-document token after each when `whole`;
+    returns (documents, tokens, records)."""
+    names: list[str] | None = []  # None as soon as one document has no name: then none are kept
+
+    def named(items: Iterable[Any]) -> Iterator[Any]:
+        nonlocal names
+        for document in items:
+            name = document_name(document)
+            if name is None:
+                names = None
+            elif names is not None:
+                names.append(name)
+            yield document
+
+    count = tokens = document_tokens = 0
+    lengths: list[int] = []
+    encoded = tokenizer.encode_pieces(named(documents), workers, options.allowed_special, options.disallowed_special)
     with atomic_output(path, binary=True) as out:
         for ids, ends in encoded:
             if ends and whole:
@@ -118,7 +148,13 @@ def _write(
                 ids = [] if options.eos_id is None else [options.eos_id]
             out.write(id_bytes(ids, options.dtype))
             tokens += len(ids)
-    return count, tokens
+            document_tokens += len(ids)
+            if ends and whole and names is not None:
+                lengths.append(document_tokens)
+            if ends:
+                document_tokens = 0
+    records = list(zip(names, lengths)) if names and whole else None
+    return count, tokens, records
 
 
 def encode_to_shards(
@@ -156,13 +192,71 @@ def encode_to_shards(
         "tokenizer": {"name": tokenizer.name, "vocab_size": tokenizer.vocab_size},
         "dtype": options.dtype,
         "eos_id": options.eos_id,
-        "documents": sum(documents for documents, _ in results),
-        "tokens": sum(tokens for _, tokens in results),
+        "documents": sum(result[0] for result in results),
+        "tokens": sum(result[1] for result in results),
         "shards": [
-            {"shard": name, "input": path, "documents": documents, "tokens": tokens}
-            for name, path, (documents, tokens) in zip(names, files, results)
+            {"shard": name, "input": path, "documents": documents, "tokens": tokens, **_record_entries(records)}
+            for name, path, (documents, tokens, records) in zip(names, files, results)
         ],
     }
     with atomic_output(os.path.join(directory, INDEX)) as out:
         out.write(json.dumps(index, ensure_ascii=False, indent=1) + "\n")
     return index
+
+
+def _record_entries(records: Records) -> dict[str, Any]:
+    """A shard's index keys for named records: each one's name and token count (end token included)."""
+    if records is None:
+        return {}
+    return {"names": [name for name, _ in records], "lengths": [length for _, length in records]}
+
+
+def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | None, list[int]]]:
+    """(where, name, ids) of each document in a shard directory, in index order.
+
+    Documents are cut by the index's per-record lengths when it has them, else after each
+    end-of-document token, else each shard is one stream (text without --eos: decoding the
+    pieces gives the concatenation, exactly). `vocab_size` is the decoding tokenizer's: a
+    directory encoded with another vocabulary is refused."""
+    index_path = os.path.join(directory, INDEX)
+    index = read_json(index_path, "shard index")
+    if not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("shards"), list):
+        raise BpeError(f"{index_path} is not a {FORMAT} index (as `bpe encode --format bin -o DIR/` writes it)")
+    dtype = index.get("dtype")
+    if dtype not in DTYPES:
+        raise BpeError(f"{index_path}: dtype {dtype!r}; allowed: {', '.join(DTYPES)}")
+    encoded_with = (index.get("tokenizer") or {}).get("vocab_size")
+    if encoded_with is not None and encoded_with != vocab_size:
+        raise BpeError(f"{directory} was encoded with a vocabulary of {encoded_with} ids; this tokenizer has {vocab_size}")
+    eos_id = index.get("eos_id")
+    width = DTYPES[dtype]
+    for entry in index["shards"]:
+        shard_path = os.path.join(directory, str(entry.get("shard")))
+        try:
+            with open(shard_path, "rb") as handle:
+                data = handle.read()
+        except OSError as error:
+            raise BpeError(f"cannot read {shard_path}: {error.strerror or error}") from error
+        if len(data) % width:
+            raise BpeError(f"{shard_path}: {len(data)} bytes is not a whole number of {dtype} ids")
+        ids = array(_ARRAY_CODES[dtype])
+        ids.frombytes(data)
+        if sys.byteorder == "big":
+            ids.byteswap()
+        names, lengths = entry.get("names"), entry.get("lengths")
+        if names is not None and lengths is not None:
+            if len(names) != len(lengths) or sum(lengths) != len(ids):
+                raise BpeError(f"{index_path}: the lengths of {entry.get('shard')} do not add up to its {len(ids)} ids")
+            start = 0
+            for number, (name, length) in enumerate(zip(names, lengths), start=1):
+                yield f"{shard_path}, record {number} ({name})", str(name), ids[start : start + length].tolist()
+                start += length
+        elif eos_id is not None:
+            start = 0
+            for number, end in enumerate((position + 1 for position, token in enumerate(ids) if token == eos_id), start=1):
+                yield f"{shard_path}, document {number}", None, ids[start:end].tolist()
+                start = end
+            if start < len(ids):
+                yield f"{shard_path}, after the last end token", None, ids[start:].tolist()
+        else:
+            yield shard_path, None, ids.tolist()

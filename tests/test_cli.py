@@ -134,8 +134,9 @@ def test_train_tiktoken_style_configs_pad_vocabulary_to_multiple_of_128(
 
 
 def test_train_without_output_option_writes_the_configs_output_file(workdir: Path, tmp_path: Path) -> None:
-    shutil.copy(CONFIGS_DIR / "gpt2-style.yaml", tmp_path / "gpt2-style.yaml")
-    result = run_bpe("train", "gpt2-style.yaml", workdir / "docs.txt", "--set", "trainer.vocab_size=300", cwd=tmp_path)
+    config = (CONFIGS_DIR / "gpt2-style.yaml").read_text(encoding="utf-8").replace("vocab_size: 32768", "vocab_size: 300")
+    (tmp_path / "gpt2-style.yaml").write_text(config, encoding="utf-8")  # a small size in the file, not by --set
+    result = run_bpe("train", "gpt2-style.yaml", workdir / "docs.txt", cwd=tmp_path)
     assert_ok(result)
     assert bpe_core.load(tmp_path / "text-gpt2-32k.json").vocab_size == 300
     assert "text-gpt2-32k.json" in result.stderr.decode()

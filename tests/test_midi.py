@@ -864,7 +864,7 @@ def test_cli_trains_inspects_encodes_and_decodes_to_a_midi_file(songs: list[Path
     shown_events = [re.search(r"'(.*)'", line) for line in most_used]
     assert len(most_used) == 10 and all(shown_events), shown
     for found in shown_events:
-        assert found is not None and len(found.group(1).split()) >= 2 and set(found.group(1).split()) <= alphabet, found
+        assert found is not None and len(found.group(1).split("+")) >= 2 and set(found.group(1).split("+")) <= alphabet, found
     assert_ok(run_bpe("encode", "-t", "tok.json", corpus / "001.mid", "-o", "ids.txt", cwd=tmp_path))
     result = run_bpe("decode", "-t", "tok.json", "ids.txt", "-o", "out.mid", cwd=tmp_path)
     assert_ok(result)

@@ -11,6 +11,7 @@ import signal
 import sys
 import threading
 import time
+import unicodedata
 from pathlib import Path
 
 import distributed
@@ -134,7 +135,10 @@ def test_byte_ranges_tile_a_text_file_exactly_at_safe_cuts(docs_slice_path, step
             parts.append("".join(document.blocks()))
     assert "".join(parts) == text
     assert len(parts) > size // step // 2  # most grid points found a boundary
-    assert all(part[0].isalpha() for part in parts[1:])  # each starts where gpt2 allows a cut
+    for before, part in zip(parts, parts[1:]):  # each starts where gpt2 allows a cut
+        assert (before.endswith("\n") and before[-2:-1].strip() and part[0].isalpha()) or (
+            before[-1].isalpha() and not part[0].isalpha() and part[0] != "'" and not unicodedata.category(part[0]).startswith("M")
+        )
 
 
 def test_jsonl_byte_ranges_count_like_the_whole_file(cluster, docs_text, tmp_path):

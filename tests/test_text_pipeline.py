@@ -343,6 +343,47 @@ def test_streamed_pieces_split_exactly_like_the_whole_text(name):
     check()
 
 
+@pytest.mark.parametrize("name", REGEX_PRETOKENIZERS)
+def test_a_safe_cut_keeps_every_chunk_whatever_text_follows(name):
+    """The cut rule (a letter then a non-letter, non-mark, non-apostrophe; or a letter after a
+    newline after a non-space) holds for any continuation, not only the one that came."""
+    splitter = pretokenizer(name)
+
+    @settings(max_examples=500)
+    @given(text=stream_text, rest=stream_text)
+    @example(text="word.", rest="'s")  # the cut is after "word", before "."
+    @example(text="don't stop", rest="'ll")  # o200k: a contraction continues a word
+    @example(text="cafe x", rest="\u0301")  # a combining mark continues a word, a space does not
+    @example(text="Ωmega 42", rest="43")
+    @example(text="a\u00a0b\u2028c\x85d", rest="\r\n")
+    def check(text, rest):
+        cut = splitter.safe_cut(text)
+        assert 0 <= cut <= len(text)
+        if cut > 0:
+            whole = text + rest
+            assert splitter.split(whole[:cut]) + splitter.split(whole[cut:]) == splitter.split(whole)
+
+    check()
+
+
+@pytest.mark.both_modes
+@pytest.mark.parametrize("name", REGEX_PRETOKENIZERS)
+def test_a_line_without_newlines_is_streamed_in_pieces_of_about_a_block(name):
+    splitter = pretokenizer(name)
+    text = "The quick brown fox, 42 times: jumps over the lazy dog! " * 400
+    parts = list(pieces([streamed(text, list(range(0, len(text), 97)))], splitter))
+    assert "".join(parts) == text
+    assert max(len(part) for part in parts) <= 2 * 97
+    assert [chunk for part in parts for chunk in splitter.split(part)] == splitter.split(text)
+
+
+def test_streamed_text_with_no_place_to_cut_is_an_error_after_the_limit(monkeypatch):
+    monkeypatch.setattr(bpe_core.counting, "MAX_UNCUT_CHARS", 1000)
+    word = streamed("a" * 5000, list(range(0, 5000, 100)))
+    with pytest.raises(bpe_core.BpeError, match="<test>: more than 1000 characters"):
+        list(pieces([word], pretokenizer("gpt2")))
+
+
 @pytest.mark.parametrize("name", [*REGEX_PRETOKENIZERS, "whitespace"])
 def test_streamed_pieces_of_random_docs_excerpts_split_like_the_whole(name, docs_text):
     splitter = pretokenizer(name)

@@ -15,7 +15,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output, read_json
+from bpe_core.files import atomic_output, make_directory, read_json
+from bpe_core.formats.hf_folder import template_post_processor, write_transformers_files
 from bpe_core.formats.layout import MAX_ID, check_id, is_int
 from bpe_core.formats.tiktoken import NAMED_PATTERNS, pretokenizer_for
 from bpe_core.plugins import registry
@@ -24,6 +25,10 @@ if TYPE_CHECKING:
     from bpe_core.pipeline import Tokenizer
 
 GPT2_BYTELEVEL = "gpt2"
+# The model's unknown token in exports of non-byte-level tokenizers (DNA): a name that is not in
+# the vocabulary, so `tokenizers` raises on a letter outside the alphabet ("Unk token `...` not
+# found in the vocabulary") as bpe-core does, instead of dropping it and merging across the gap.
+UNKNOWN_LETTER = "<a letter outside the alphabet: an error, as in bpe-core>"
 NORMALIZERS = {"NFC": "nfc", "NFD": "nfd", "NFKC": "nfkc", "NFKD": "nfkd", "Lowercase": "lowercase"}
 
 
@@ -276,10 +281,17 @@ def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
     """Write a `tokenizer.json` that `tokenizers.Tokenizer.from_file` and
     `transformers.PreTrainedTokenizerFast(tokenizer_file=...)` load, giving our ids.
 
+    A path ending in `.json` is the file; any other path is a folder that gets `tokenizer.json`.
+    Missing folders are created. In a folder, or beside a file named `tokenizer.json`,
+    `tokenizer_config.json` and `special_tokens_map.json` are written too, so
+    `AutoTokenizer.from_pretrained(folder)` works. With `[CLS]`/`[SEP]` (or `<s>`/`</s>`) a
+    template post-processor adds them as BERT (RoBERTa) does.
+
     Tokens are written as their base labels joined, so every label must be one character (bytes
     as GPT-2's characters, nucleotides as letters). The pretokenizer describes its own
     normalizer, pre-tokenizer and decoder for Hugging Face (`hf_components()`); one that cannot
-    is refused.
+    is refused. A letter outside a non-byte-level alphabet is an error in both libraries (see
+    `UNKNOWN_LETTER`).
     """
     describe = getattr(tokenizer.pretokenizer, "hf_components", None)
     if describe is None:
@@ -322,12 +334,13 @@ def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
         "added_tokens": added,
         "normalizer": None if not normalizers else normalizers[0] if len(normalizers) == 1 else {"type": "Sequence", "normalizers": normalizers},
         "pre_tokenizer": components["pre_tokenizer"],
-        "post_processor": None,
+        "post_processor": template_post_processor(tokenizer.special_ids),
         "decoder": components["decoder"],
         "model": {
             "type": "BPE",
             "dropout": None,
-            "unk_token": None,
+            # byte-level: every byte is in the vocabulary; otherwise refuse what bpe-core refuses
+            "unk_token": None if tokenizer.pretokenizer.byte_level else UNKNOWN_LETTER,
             "continuing_subword_prefix": None,
             "end_of_word_suffix": None,
             "fuse_unk": False,
@@ -337,5 +350,12 @@ def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
             "merges": [[tokenizer.token_text(left), tokenizer.token_text(right)] for left, right in tokenizer.merges],
         },
     }
-    with atomic_output(os.fspath(path)) as handle:
+    target = os.fspath(path)
+    folder = not target.endswith(".json") or os.path.isdir(target)
+    file_path = os.path.join(target, "tokenizer.json") if folder else target
+    directory = os.path.dirname(os.path.abspath(file_path))
+    make_directory(directory)
+    with atomic_output(file_path) as handle:
         handle.write(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    if folder or os.path.basename(file_path) == "tokenizer.json":
+        write_transformers_files(directory, tokenizer.special_ids)

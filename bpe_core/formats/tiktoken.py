@@ -4,18 +4,25 @@ Import recovers the merge list from the ranks: a token's merge is the pair its b
 encoded with the merges of lower rank. Ids stay tiktoken's ranks, also where single bytes are
 not ranks 0-255 in byte order (cl100k_base). A token that no merge sequence produces is kept for
 decoding and for the whole-chunk lookup tiktoken does first, and reported in
-`tokenizer.provenance["unreachable_tokens"]`, never dropped. This module does not download.
+`tokenizer.provenance["unreachable_tokens"]`, never dropped.
+
+The published vocabularies (r50k_base, p50k_base, cl100k_base, o200k_base) are recognised by the
+SHA-256 of their content (plain or gzipped), the hashes tiktoken checks its downloads against, and
+get tiktoken's pattern and special tokens. Any other file needs its pattern: there is no default,
+because a wrong pattern gives plausible but different ids. This module does not download.
 """
 
 import base64
 import binascii
 import gzip
+import hashlib
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bpe_core.engine import Encoder
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output
+from bpe_core.files import atomic_output, make_directory
 from bpe_core.formats.layout import MAX_ID
 from bpe_core.plugins import registry
 
@@ -23,6 +30,60 @@ if TYPE_CHECKING:
     from bpe_core.pipeline import Tokenizer
 
 NAMED_PATTERNS = ("gpt2", "cl100k", "o200k")
+
+_ENDOFTEXT = "<|endoftext|>"
+
+
+@dataclass(frozen=True)
+class PublishedVocabulary:
+    """A vocabulary OpenAI publishes, as tiktoken_ext/openai_public.py defines it."""
+
+    name: str
+    pattern: str  # one of NAMED_PATTERNS (r50k and p50k use GPT-2's)
+    special_tokens: dict[str, int]
+
+
+# SHA-256 of the uncompressed file -> what it is; the hashes tiktoken verifies its downloads with
+PUBLISHED: dict[str, PublishedVocabulary] = {
+    "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930": PublishedVocabulary(
+        "r50k_base", "gpt2", {_ENDOFTEXT: 50256}
+    ),
+    "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069": PublishedVocabulary(
+        "p50k_base", "gpt2", {_ENDOFTEXT: 50256}
+    ),
+    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7": PublishedVocabulary(
+        "cl100k_base",
+        "cl100k",
+        {
+            _ENDOFTEXT: 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+    ),
+    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d": PublishedVocabulary(
+        "o200k_base", "o200k", {_ENDOFTEXT: 199999, "<|endofprompt|>": 200018}
+    ),
+}
+
+
+def content_sha256(path: str) -> str:
+    """SHA-256 of a file's content (of the uncompressed content for .gz)."""
+    digest = hashlib.sha256()
+    try:
+        handle = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
+        with handle:
+            while block := handle.read(1 << 20):
+                digest.update(block)
+    except (OSError, EOFError) as error:
+        raise BpeError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from error
+    return digest.hexdigest()
+
+
+def published_vocabulary(path: str | os.PathLike[str]) -> PublishedVocabulary | None:
+    """Which published vocabulary a .tiktoken file is (by content), or None."""
+    return PUBLISHED.get(content_sha256(os.fspath(path)))
 
 
 def read_ranks(path: str) -> dict[bytes, int]:
@@ -65,20 +126,37 @@ def pretokenizer_for(pattern: str) -> Any:
 
 
 def from_tiktoken(
-    path: str | os.PathLike[str], pattern: str = "cl100k", special_tokens: dict[str, int] | None = None
+    path: str | os.PathLike[str], pattern: str | None = None, special_tokens: dict[str, int] | None = None
 ) -> "Tokenizer":
     """A tokenizer from a `.tiktoken` file; `pattern` is gpt2, cl100k, o200k or a regex.
 
-    >>> tok = bpe_core.from_tiktoken("cl100k_base.tiktoken", "cl100k", {"<|endoftext|>": 100257})
+    A published vocabulary (r50k_base, p50k_base, cl100k_base, o200k_base, recognised by its
+    content) gets tiktoken's pattern and special tokens; `pattern` replaces the pattern and
+    `special_tokens` add to (or renumber) the special tokens. Any other file needs `pattern`.
+
+    >>> tok = bpe_core.from_tiktoken("cl100k_base.tiktoken")
+    >>> tok = bpe_core.from_tiktoken("mine.tiktoken", "cl100k", {"<|endoftext|>": 100257})
     """
     from bpe_core.pipeline import Tokenizer
 
     path = os.fspath(path)
+    published = published_vocabulary(path)
     ranks = read_ranks(path)
+    if pattern is None:
+        if published is None:
+            raise BpeError(
+                f"{path} is not one of the published tiktoken vocabularies ({', '.join(v.name for v in PUBLISHED.values())}): "
+                f"give its pattern ({', '.join(NAMED_PATTERNS)} or a regex)"
+            )
+        pattern = published.pattern
     missing = [byte for byte in range(256) if bytes([byte]) not in ranks]
     if missing:
         raise BpeError(f"{path}: {len(missing)} single bytes have no rank (first: {missing[0]}); tiktoken needs all 256")
-    specials = dict(special_tokens or {})
+    specials = {**(published.special_tokens if published is not None else {}), **(special_tokens or {})}
+    shared = sorted(token_id for token_id in set(specials.values()) if list(specials.values()).count(token_id) > 1)
+    if shared:
+        tokens = [token for token, token_id in specials.items() if token_id == shared[0]]
+        raise BpeError(f"special tokens {tokens[0]!r} and {tokens[1]!r} both have id {shared[0]}")
     clash = sorted(set(specials.values()) & set(ranks.values()))
     if clash:
         raise BpeError(f"special token id {clash[0]} is also the rank of a regular token in {path}")
@@ -107,7 +185,10 @@ def from_tiktoken(
         orphans=orphans,
         whole_chunks={bytes(symbols): token for token, symbols in orphans.items()},
         config={"name": name, "pretokenizer": {"name": pattern if pattern in NAMED_PATTERNS else "regex"}},
-        provenance={"imported_from": {"format": "tiktoken", "path": path}, "unreachable_tokens": sorted(orphans)},
+        provenance={
+            "imported_from": {"format": "tiktoken", "path": path, **({"published": published.name} if published else {})},
+            "unreachable_tokens": sorted(orphans),
+        },
     )
 
 
@@ -128,5 +209,6 @@ def to_tiktoken(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
             raise BpeError(f"ids {seen[data]} and {token_id} both stand for {data!r}; a tiktoken file cannot hold that")
         seen[data] = token_id
         lines.append(f"{base64.b64encode(data).decode('ascii')} {token_id}\n")
+    make_directory(os.path.dirname(os.path.abspath(path)))
     with atomic_output(os.fspath(path)) as handle:
         handle.writelines(lines)

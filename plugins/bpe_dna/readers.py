@@ -6,14 +6,16 @@ header (Biopython only warns about that), unreadable files.
 """
 
 import gzip
+import io
 import warnings
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
 from bpe_core.components import Source
 from bpe_core.errors import BpeError
-from bpe_core.files import expand_paths, file_source
+from bpe_core.files import HashedFile, expand_paths, read_failure
 
 FASTA_SUFFIXES = (".fa", ".fasta", ".fna", ".ffn", ".faa", ".frn", ".fa.gz", ".fasta.gz", ".fna.gz")
 FASTQ_SUFFIXES = (".fq", ".fastq", ".fq.gz", ".fastq.gz")
@@ -31,13 +33,29 @@ class Record:
         return self.sequence
 
 
-def _open(path: str) -> IO[str]:
-    try:
-        if path.endswith(".gz"):
-            return gzip.open(path, "rt", encoding="ascii", errors="strict")
-        return open(path, encoding="ascii", errors="strict")
-    except OSError as error:
-        raise BpeError(f"cannot read {path}: {error.strerror or error}") from error
+READ_ERRORS = (OSError, EOFError, zlib.error)  # what reading a file, gzip or not, can raise
+# The longest FASTA record read by default (letters): human chromosome 1 (249 Mbp) fits; a record
+# is held whole, and training keeps several 64-bit numbers per letter.
+MAX_RECORD_LENGTH = 1 << 28
+LINE_PIECE = 1 << 20  # characters of a line read at once, so one huge line cannot fill memory
+
+
+def _open(hashed: HashedFile) -> IO[str]:
+    """Text over a file whose bytes are hashed as they are read. Headers may hold any UTF-8 (a
+    UTF-8 byte order mark is dropped); what a sequence may hold is the pretokenizer's policy."""
+    # GzipFile or BufferedReader: typeshed has no common type of the two that TextIOWrapper takes
+    binary: Any = gzip.GzipFile(fileobj=hashed, mode="rb") if hashed.path.endswith(".gz") else io.BufferedReader(hashed)
+    return io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict")
+
+
+def _not_ascii(path: str, record_id: str, sequence: str) -> str:
+    position = next(index for index, letter in enumerate(sequence) if not letter.isascii())
+    return f"{path}, record {record_id}: {sequence[position]!r} at position {position + 1} is not a nucleotide letter"
+
+
+def _not_text(path: str, where: str, error: UnicodeDecodeError) -> BpeError:
+    byte = error.object[error.start : error.start + 1]
+    return BpeError(f"{path}, {where}: not a UTF-8 text file (byte 0x{byte.hex()}: {error.reason})")
 
 
 class _SequenceReader:
@@ -45,18 +63,41 @@ class _SequenceReader:
     suffixes: tuple[str, ...] = ()
 
     def __init__(self, options: dict[str, Any]) -> None:
-        if options:
-            raise BpeError(f"reader {self.name!r} has no option {sorted(options)[0]!r}; allowed: none")
+        allowed = ("max_length",) if self.name == "fasta" else ()
+        unknown = sorted(set(options) - set(allowed))
+        if unknown:
+            raise BpeError(f"reader {self.name!r} has no option {unknown[0]!r}; allowed: {', '.join(allowed) or 'none'}")
+        self.max_length = options.get("max_length", MAX_RECORD_LENGTH)
+        if isinstance(self.max_length, bool) or not isinstance(self.max_length, int) or not 1 <= self.max_length <= 1 << 40:
+            raise BpeError(f"input.max_length: expected a number of letters from 1 to {1 << 40}, got {self.max_length!r}")
         self._sources: list[Source] = []
 
     def documents(self, paths: list[str], strict: bool = False) -> Iterator[Record]:
         for path in expand_paths(paths, self.suffixes):
             if path == "-":
                 raise BpeError(f"reader {self.name!r} reads files, not standard input")
-            self._sources.append(file_source(path))
-            yield from self._records(path)
+            hashed = HashedFile(path)
+            try:
+                yield from self._records_as_named(path, _open(hashed))
+                self._sources.append(hashed.source())
+            except READ_ERRORS as error:
+                raise read_failure(path, error) from None
+            except MemoryError:
+                raise BpeError(f"{path}: out of memory reading its records (a record too long for this machine?)") from None
+            finally:
+                hashed.close()
 
-    def _records(self, path: str) -> Iterator[Record]:
+    def _records_as_named(self, path: str, handle: IO[str]) -> Iterator[Record]:
+        """A file named as FASTA is read as FASTA and one named as FASTQ as FASTQ, whichever DNA
+        reader the tokenizer names: a tokenizer trained on reads encodes genomes, and the FASTA
+        that decoding FASTQ writes encodes back to the same ids."""
+        if isinstance(self, FastqReader) and path.endswith(FASTA_SUFFIXES):
+            return FastaReader({"max_length": self.max_length})._records(path, handle)
+        if isinstance(self, FastaReader) and path.endswith(FASTQ_SUFFIXES):
+            return FastqReader({})._records(path, handle)
+        return self._records(path, handle)
+
+    def _records(self, path: str, handle: IO[str]) -> Iterator[Record]:
         raise NotImplementedError
 
     def sources(self) -> list[Source]:
@@ -69,34 +110,72 @@ class FastaReader(_SequenceReader):
     name = "fasta"
     suffixes = FASTA_SUFFIXES
 
-    def _records(self, path: str) -> Iterator[Record]:
+    def _records(self, path: str, handle: IO[str]) -> Iterator[Record]:
         from Bio.SeqIO.FastaIO import SimpleFastaParser  # imported on use: Biopython is slow to import
 
         count = 0
-        with _open(path) as handle:
+        with handle:
             first = ""
-            while not first.strip():
-                first = handle.readline()
-                if not first:
-                    break
+            try:
+                while not first.strip():
+                    first = handle.readline()
+                    if not first:
+                        break
+            except UnicodeDecodeError as error:
+                raise _not_text(path, "at the start", error) from None
+            except READ_ERRORS as error:
+                raise read_failure(path, error) from None
             if first.strip() and not first.startswith(">"):
                 raise BpeError(f"{path}: not FASTA: text before the first '>' header: {first.strip()[:60]!r}")
             handle.seek(0)
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("error")  # Biopython warns about text before the first '>'
-                    for title, sequence in SimpleFastaParser(handle):  # type: ignore[no-untyped-call]
+                    for title, sequence in SimpleFastaParser(self._bounded_lines(path, handle)):  # type: ignore[no-untyped-call]
                         count += 1
                         record_id = title.split(None, 1)[0] if title.strip() else f"#{count}"
-                        yield Record(path, record_id, "".join(sequence.split()))
+                        sequence = "".join(sequence.split())
+                        if not sequence.isascii():  # upper-casing could turn 'ß' or 'ſ' into IUPAC letters
+                            raise BpeError(_not_ascii(path, record_id, sequence))
+                        yield Record(path, record_id, sequence)
             except Warning as warning:
                 raise BpeError(f"{path}: not FASTA: {warning} (text before the first '>' header)") from None
             except UnicodeDecodeError as error:
-                raise BpeError(f"{path}, after record {count}: not a text file ({error.reason} at byte {error.start})") from None
-            except (ValueError, EOFError, OSError) as error:
+                raise _not_text(path, f"after record {count}", error) from None
+            except READ_ERRORS as error:
+                raise read_failure(path, error) from None
+            except ValueError as error:
                 raise BpeError(f"{path}, after record {count}: {error}") from None
         if count == 0:
             raise BpeError(f"{path}: no FASTA records (no line starts with '>')")
+
+    def _bounded_lines(self, path: str, handle: IO[str]) -> Iterator[str]:
+        """The file's lines for the parser, long sequence lines in pieces, stopping with an error
+        once a record grows past `max_length` letters (before it is held whole)."""
+        length = 0
+        title = ""
+        at_line_start = True
+        while line := handle.readline(LINE_PIECE):
+            if at_line_start and line[0] == ">":
+                while not line.endswith("\n") and len(line) <= self.max_length:
+                    more = handle.readline(LINE_PIECE)  # a header is one line, however long
+                    if not more:
+                        break
+                    line += more
+                title, length = line[1:].strip(), 0
+            else:
+                if not at_line_start and line[0] == ">":
+                    line = line[1:]  # never a header; the '>' is no nucleotide and fails later
+                    yield " >"
+                length += len(line)
+                if length > self.max_length:
+                    record = title.split(None, 1)[0] if title else "after the last header"
+                    raise BpeError(
+                        f"{path}, record {record}: longer than {self.max_length} letters (input.max_length); "
+                        "split the record or raise max_length if memory allows"
+                    )
+            at_line_start = line.endswith("\n")
+            yield line
 
 
 class FastqReader(_SequenceReader):
@@ -105,18 +184,20 @@ class FastqReader(_SequenceReader):
     name = "fastq"
     suffixes = FASTQ_SUFFIXES
 
-    def _records(self, path: str) -> Iterator[Record]:
+    def _records(self, path: str, handle: IO[str]) -> Iterator[Record]:
         from Bio.SeqIO.QualityIO import FastqGeneralIterator  # imported on use: Biopython is slow to import
 
         count = 0
         last = "the start of the file"
-        with _open(path) as handle:
+        with handle:
             try:
                 for title, sequence, quality in FastqGeneralIterator(handle):
                     count += 1
                     last = f"record {count} ({title.split(None, 1)[0] if title else 'no id'})"
                     if not sequence:
                         raise ValueError("empty sequence")
+                    if not sequence.isascii():
+                        raise BpeError(_not_ascii(path, title.split(None, 1)[0] if title else f"#{count}", sequence))
                     if any(ch.isspace() for ch in sequence):
                         raise ValueError("whitespace inside the sequence")
                     bad = next((ch for ch in quality if not "!" <= ch <= "~"), None)
@@ -124,8 +205,10 @@ class FastqReader(_SequenceReader):
                         raise ValueError(f"quality character {bad!r} is not a printable ASCII score ('!' to '~')")
                     yield Record(path, title.split(None, 1)[0] if title else f"#{count}", sequence)
             except UnicodeDecodeError as error:
-                raise BpeError(f"{path}, after {last}: not a text file ({error.reason} at byte {error.start})") from None
-            except (ValueError, EOFError, OSError) as error:
+                raise _not_text(path, f"after {last}", error) from None
+            except READ_ERRORS as error:
+                raise read_failure(path, error) from None
+            except ValueError as error:
                 where = f"record {count + 1}" if "record" not in last else f"after {last}"
                 raise BpeError(f"{path}, {where}: malformed FASTQ: {error}") from None
         if count == 0:

@@ -5,13 +5,14 @@ Unreadable files are skipped with a warning naming each one and a count at the e
 (`on_error: error`, what `bpe train --strict` sets and what encoding uses).
 """
 
+import hashlib
 import sys
 from collections.abc import Iterator
 from typing import Any
 
 from bpe_core.components import Source
 from bpe_core.errors import BpeError
-from bpe_core.files import expand_paths, file_source
+from bpe_core.files import expand_paths
 from bpe_midi.song import Song, read_song
 
 SUFFIXES = (".mid", ".midi", ".MID", ".MIDI")
@@ -39,14 +40,15 @@ class MidiReader:
         files = expand_paths(paths, self.suffixes)
         for path in files:
             try:
-                song = read_song(path, self.parser)
+                data = _read_bytes(path)
+                song = read_song(path, self.parser, data)
             except BpeError as error:
                 if strict or self.on_error == "error":
                     raise
                 self.skipped.append(path)
                 print(f"warning: skipped {error}", file=sys.stderr)
                 continue
-            self._sources.append(file_source(path))
+            self._sources.append(Source(path, len(data), hashlib.sha256(data).hexdigest()))  # the bytes parsed
             self.beats += max([note.end for note in song.notes] + [song.end]) / song.ticks_per_beat
             yield song
         if self.skipped:
@@ -58,3 +60,12 @@ class MidiReader:
     def measures(self) -> dict[str, float]:
         """What the songs read so far add up to, for the tokenizer's provenance."""
         return {"beats": round(self.beats, 3), "files_skipped": len(self.skipped)}
+
+
+def _read_bytes(path: str) -> bytes:
+    """A MIDI file's bytes, read once: parsed and hashed for provenance from the same bytes."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise BpeError(f"cannot read {path}: {error.strerror or error}") from None

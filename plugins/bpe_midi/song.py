@@ -7,12 +7,19 @@ track (program_change), channel 10 (index 9) is drums. Files are parsed by the c
 parser or, with `parser: mido`, by mido; both give the same events.
 """
 
+import io
 import os
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from bpe_core.errors import BpeError
 from bpe_midi import smf
+
+# Limits on one song, far above real music (POP909's longest song lasts 785 beats and has 4,233
+# notes): tokens are built per bar and per note, so these bound a song's tokens and memory. The
+# shortest bar allowed (1/16) is a quarter beat, so a song has at most 4 * MAX_SONG_BEATS bars.
+MAX_SONG_BEATS = 100_000
+MAX_SONG_NOTES = 10_000_000
 
 
 class Note(NamedTuple):
@@ -79,23 +86,41 @@ def song_from_events(source: str, ticks_per_beat: int, tracks: list[list[int]]) 
             signatures.append((meta[index], meta[index + 2], meta[index + 3]))
     tempos.sort(key=lambda item: item[0])
     signatures.sort(key=lambda item: item[0])
-    return Song(source, ticks_per_beat, notes, tempos, signatures, max(track_ends, default=0))
+    song = Song(source, ticks_per_beat, notes, tempos, signatures, max(track_ends, default=0))
+    check_length(song)
+    return song
 
 
-def read_song(path: str, parser: str = "fast") -> Song:
-    """Parse a MIDI file; any problem is a BpeError naming the file."""
+def check_length(song: Song) -> None:
+    """Refuse a song longer than MAX_SONG_BEATS or with more than MAX_SONG_NOTES notes, before
+    anything is built per bar or per beat (a 45-byte file can claim a billion bars)."""
+    beats = max([note.end for note in song.notes] + [song.end]) / max(song.ticks_per_beat, 1)
+    if beats > MAX_SONG_BEATS:
+        raise BpeError(
+            f"{song.source}: the song lasts {beats:.0f} beats; the limit is {MAX_SONG_BEATS} "
+            f"(about {MAX_SONG_BEATS / 7200:.0f} hours at 120 BPM): a damaged or hostile file?"
+        )
+    if len(song.notes) > MAX_SONG_NOTES:
+        raise BpeError(f"{song.source}: the song has {len(song.notes)} notes; the limit is {MAX_SONG_NOTES}")
+
+
+def read_song(path: str, parser: str = "fast", data: bytes | None = None) -> Song:
+    """Parse a MIDI file (or its bytes, already read); any problem is a BpeError naming the file."""
     try:
+        if data is None:
+            with open(path, "rb") as handle:
+                data = handle.read()
         if parser == "mido":
             import mido  # imported on use, like every use of mido in this plugin
 
-            midi = mido.MidiFile(path)
+            midi = mido.MidiFile(file=io.BytesIO(data))
             return song_from_events(path, midi.ticks_per_beat, events_from_mido(midi))
-        with open(path, "rb") as handle:
-            data = handle.read()
         _, ticks_per_beat, tracks = smf.parse(data)
         if ticks_per_beat <= 0:
             raise ValueError(f"ticks per beat is {ticks_per_beat}")
         return song_from_events(path, ticks_per_beat, tracks)
+    except BpeError:
+        raise
     except OSError as error:
         raise BpeError(f"cannot read {path}: {error.strerror or error}") from None
     except Exception as error:  # mido raises many kinds (EOFError, KeyError, ValueError, ...)

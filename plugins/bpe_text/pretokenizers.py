@@ -38,7 +38,15 @@ SCANNER_KINDS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
 # For the three built-in patterns no match holds a newline followed by a letter, and a match never
 # looks behind its start; when the newline also follows a non-space, the text before it ends with
 # the same chunks whether or not the letter follows (tested against whole-text splitting).
-_SAFE_CUT = regex.compile(r"(?<=\S\n)\p{L}", flags=regex.REVERSE)
+# Second rule, so text without newlines is cut too: no match holds a letter followed by a
+# character that is not a letter, a mark or an apostrophe (o200k's words take marks and
+# contractions, nothing else), and every construct that could read past such a letter (more
+# letters, marks, a contraction) fails on that character exactly as it fails at the end of the
+# text, so the chunks before it are the same whether the text ends there or goes on.
+# (Two plain patterns searched from the end: one pattern with lookbehinds tried at every position
+# took 0.5 s per MiB of text with no cut.)
+_CUT_BEFORE_LETTER = regex.compile(r"(?<=\S)\n\p{L}", flags=regex.REVERSE)
+_CUT_AFTER_LETTER = regex.compile(r"\p{L}[^\p{L}\p{M}']", flags=regex.REVERSE)
 
 # A pattern from a config or an imported file may backtrack catastrophically: (a|a)+b|. takes
 # minutes on 42 a's. `regex` stops a search after a time limit; a pattern slower than this on a
@@ -201,8 +209,9 @@ class RegexPretokenizer(ByteLevel):
     def safe_cut(self, text: str) -> int:
         if not self.builtin:
             return 0
-        match = _SAFE_CUT.search(text)
-        return match.start() if match is not None else 0
+        line = _CUT_BEFORE_LETTER.search(text)
+        letter = _CUT_AFTER_LETTER.search(text)
+        return max(line.end() - 1 if line is not None else 0, letter.start() + 1 if letter is not None else 0)
 
 
 class WhitespacePretokenizer(ByteLevel):

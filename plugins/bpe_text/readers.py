@@ -18,12 +18,13 @@ import io
 import json
 import os
 import sys
+import zlib
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from bpe_core.components import Source, StreamedText
 from bpe_core.errors import BpeError
-from bpe_core.files import expand_paths, file_source
+from bpe_core.files import HashedFile, expand_paths, file_source, read_failure
 
 BLOCK_CHARS = 1 << 20
 BOUNDARY_WINDOW = 1 << 20  # bytes after a grid point searched for a range boundary
@@ -32,28 +33,37 @@ BOUNDARY_WINDOW = 1 << 20  # bytes after a grid point searched for a range bound
 Cutter = Callable[[bytes, int], "int | None"]
 
 
-def open_text(path: str) -> IO[str]:
-    """A text stream over a file, gzip or not, or standard input for `-`."""
+READ_ERRORS = (OSError, EOFError, zlib.error)  # what reading a file, gzip or not, can raise
+
+
+def open_text(path: str) -> tuple[IO[str], HashedFile | None]:
+    """A text stream over a file, gzip or not, or standard input for `-`; with the file's bytes
+    hashed as they are read (None for standard input)."""
     if path == "-":
-        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="")
-    try:
-        if path.endswith(".gz"):
-            return gzip.open(path, "rt", encoding="utf-8", newline="")
-        return open(path, encoding="utf-8", newline="")
-    except OSError as error:
-        raise BpeError(f"cannot read {path}: {error.strerror or error}") from error
+        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline=""), None
+    hashed = HashedFile(path)
+    # GzipFile or BufferedReader: typeshed has no common type of the two that TextIOWrapper takes
+    binary: Any = gzip.GzipFile(fileobj=hashed, mode="rb") if path.endswith(".gz") else io.BufferedReader(hashed)
+    return io.TextIOWrapper(binary, encoding="utf-8", newline=""), hashed
 
 
-def text_blocks(path: str) -> Iterator[str]:
-    """The file's text in blocks of about a million characters, newlines untouched."""
-    with open_text(path) as handle:
+def text_blocks(path: str, read: Callable[[Source], None] | None = None) -> Iterator[str]:
+    """The file's text in blocks of about a million characters, newlines untouched; `read` gets
+    the file's provenance once all of it has been read."""
+    handle, hashed = open_text(path)
+    with handle:
         try:
             while block := handle.read(BLOCK_CHARS):
                 yield block
+            if hashed is not None and read is not None:
+                read(hashed.source())
         except UnicodeDecodeError as error:
             raise BpeError(f"{path} is not valid UTF-8 ({error.reason} at byte {error.start} of a block)") from error
-        except (OSError, EOFError) as error:
-            raise BpeError(f"cannot read {path}: {error}") from error
+        except READ_ERRORS as error:
+            raise read_failure(path, error) from None
+        finally:
+            if hashed is not None:
+                hashed.close()
 
 
 def splittable(path: str) -> bool:
@@ -133,7 +143,8 @@ class TextReader:
     name = "text"
 
     def __init__(self) -> None:
-        self._read: list[str] = []  # files read; hashed for provenance only when asked
+        self._read: dict[str, Source] = {}  # files read to the end, hashed while they were read
+        self._ranged: dict[str, IO[bytes]] = {}  # files read in ranges: hashed only when asked
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> "TextReader":
@@ -143,9 +154,10 @@ class TextReader:
 
     def documents(self, paths: list[str], strict: bool = False) -> Iterator[StreamedText]:
         for path in expand_paths(paths):
-            if path != "-":
-                self._read.append(path)
-            yield StreamedText(path, lambda path=path: text_blocks(path))  # type: ignore[misc]
+            yield StreamedText(path, lambda path=path: text_blocks(path, self._finished))  # type: ignore[misc]
+
+    def _finished(self, source: Source) -> None:
+        self._read[source.path] = source
 
     splittable = staticmethod(splittable)
     range_fragments = True  # a file is one document: its ranges are fragments of it
@@ -153,13 +165,28 @@ class TextReader:
     def range_documents(self, path: str, start: int, step: int, safe_cut: Callable[[str], int]) -> Iterator[StreamedText]:
         """The text of the byte range at grid point `start` (see the module docstring)."""
         if start == 0:
-            self._read.append(path)
+            self._ranged[path] = _open_for_hash(path)
         begin, end = byte_range(path, start, step, text_cutter(path, safe_cut))
         if begin < end:
             yield StreamedText(f"{path}, bytes {begin}-{end}", lambda: range_blocks(path, begin, end))
 
     def sources(self) -> list[Source]:
-        return [file_source(path) for path in self._read]
+        return [*self._read.values(), *_ranged_sources(self._ranged)]
+
+
+def _open_for_hash(path: str) -> IO[bytes]:
+    """A file read in ranges, opened before any range is used: the whole file is hashed through
+    this handle only if provenance is asked for (counting), and the file cannot vanish meanwhile."""
+    try:
+        return open(path, "rb")
+    except OSError as error:
+        raise read_failure(path, error) from None
+
+
+def _ranged_sources(handles: dict[str, IO[bytes]]) -> list[Source]:
+    sources = [file_source(path, handle) for path, handle in handles.items()]
+    handles.clear()
+    return sources
 
 
 class JsonlReader:
@@ -173,7 +200,8 @@ class JsonlReader:
 
     def __init__(self, field: str) -> None:
         self.field = field
-        self._read: list[str] = []  # files read; hashed for provenance only when asked
+        self._read: dict[str, Source] = {}  # files read to the end, hashed while they were read
+        self._ranged: dict[str, IO[bytes]] = {}  # files read in ranges: hashed only when asked
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> "JsonlReader":
@@ -187,16 +215,22 @@ class JsonlReader:
 
     def documents(self, paths: list[str], strict: bool = False) -> Iterator[str]:
         for path in expand_paths(paths):
-            if path != "-":
-                self._read.append(path)
-            with open_text(path) as handle:
+            handle, hashed = open_text(path)
+            with handle:
                 line_number = 0
                 try:
                     for line_number, line in enumerate(handle, start=1):
                         if line.strip():
                             yield self._document(f"{path}, line {line_number}", line)
+                    if hashed is not None:
+                        self._read[path] = hashed.source()
                 except UnicodeDecodeError as error:
                     raise BpeError(f"{path}, line {line_number + 1}: not valid UTF-8 ({error.reason})") from error
+                except READ_ERRORS as error:
+                    raise read_failure(path, error) from None
+                finally:
+                    if hashed is not None:
+                        hashed.close()
 
     splittable = staticmethod(splittable)
 
@@ -204,7 +238,7 @@ class JsonlReader:
         """The documents on the lines of the byte range at grid point `start` (errors name the
         line's byte offset: its number would need the whole file before it)."""
         if start == 0:
-            self._read.append(path)
+            self._ranged[path] = _open_for_hash(path)
         begin, end = byte_range(path, start, step, line_cutter)
         offset = begin
         with open(path, "rb") as handle:
@@ -225,6 +259,8 @@ class JsonlReader:
             record = json.loads(line)
         except json.JSONDecodeError as error:
             raise BpeError(f"{where}: invalid JSON ({error.msg} at column {error.colno})") from None
+        except RecursionError:
+            raise BpeError(f"{where}: JSON nested too deeply (Python's limit is about {sys.getrecursionlimit()} levels)") from None
         if not isinstance(record, dict):
             raise BpeError(f"{where}: expected a JSON object, got {type(record).__name__}")
         if self.field not in record:
@@ -235,4 +271,4 @@ class JsonlReader:
         return value
 
     def sources(self) -> list[Source]:
-        return [file_source(path) for path in self._read]
+        return [*self._read.values(), *_ranged_sources(self._ranged)]

@@ -1,0 +1,118 @@
+"""What `bpe inspect` shows about a tokenizer: a summary of its vocabulary, pipeline and origin,
+its notable tokens, and its compression measured on files it was not necessarily trained on.
+
+It returns lines and numbers; printing them is the command line's job. It changes nothing.
+"""
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from bpe_core.shards import reader_for
+
+if TYPE_CHECKING:
+    from bpe_core.pipeline import Tokenizer
+
+
+def summary_lines(tokenizer: "Tokenizer", top: int) -> list[str]:
+    """The inspect report: vocabulary, alphabet, specials, pipeline, where the tokenizer came from
+    (training inputs, at most `top` of them, or the file it was imported from) and token lists."""
+    show = tokenizer.token_text
+    lines = [f"name:          {tokenizer.name}", f"vocab size:    {tokenizer.vocab_size}"]
+    sample = " ".join(tokenizer.alphabet[:16]) + (" ..." if tokenizer.alphabet_size > 16 else "")
+    lines.append(f"alphabet:      {tokenizer.alphabet_size} base symbols: {sample}")
+    lines.append(f"merges:        {len(tokenizer.merges)}")
+    specials = ", ".join(f"{token}={token_id}" for token, token_id in tokenizer.special_ids.items()) or "none"
+    lines.append(f"special:       {specials} (position {tokenizer.special_position})")
+    options = tokenizer.pretokenizer.options()
+    lines.append(f"pretokenizer:  {tokenizer.pretokenizer.name}" + (f" {options}" if options else ""))
+    if tokenizer.plugins:
+        lines.append("plugins:       " + ", ".join(f"{name} {version}" for name, version in tokenizer.plugins.items()))
+    provenance = tokenizer.provenance
+    imported = provenance.get("imported_from")
+    if isinstance(imported, dict):
+        published = f", the published {imported['published']}" if imported.get("published") else ""
+        lines.append(f"imported from: {imported.get('path')} ({imported.get('format')}{published}); no training statistics")
+    elif provenance:
+        lines.append(
+            f"trained on:    {provenance.get('chunks', 0):,} chunks ({provenance.get('unique_chunks', 0):,} unique), "
+            f"{provenance.get('symbols', 0):,} symbols, in {provenance.get('seconds', 0)} s"
+        )
+        unit = getattr(tokenizer.pretokenizer, "symbol_unit", "symbols")  # optional: what a base symbol is
+        if provenance.get("tokens"):
+            lines.append(
+                f"compression:   {provenance['symbols'] / provenance['tokens']:.2f} base symbols ({unit}) per token on the training data"
+            )
+        if provenance.get("tokens") and provenance.get("beats"):
+            lines.append(f"density:       {provenance['tokens'] / provenance['beats']:.2f} tokens per beat on the training data")
+        inputs = provenance.get("inputs", [])
+        for source in inputs[:top]:
+            lines.append(f"  {source['path']}  {source['size']:,} bytes  sha256 {source['sha256'][:16]}...")
+        if len(inputs) > top:
+            lines.append(f"  ... and {len(inputs) - top:,} more input files ({len(inputs):,} in all; --top N shows N)")
+    merged_ids = tokenizer.merged_ids()
+    longest = sorted(merged_ids, key=lambda token: (-len(tokenizer.token_symbols(token)), token))[:top]
+    lines.append(f"longest tokens ({top}):")
+    for token in longest:
+        lines.append(f"  {token:>7}  {len(tokenizer.token_symbols(token)):>5} symbols  {show(token)!r}")
+    lines.append(f"last learned ({top}):")
+    for token in merged_ids[-top:]:
+        lines.append(f"  {token:>7}  {show(token)!r}")
+    if tokenizer.token_usage:
+        lines.append(f"most used merged tokens on the training data ({top}):")
+        for token, uses in tokenizer.most_used_tokens(top):
+            lines.append(f"  {token:>7}  used {uses:>8} times  {show(token)!r}")
+    if tokenizer.merge_counts:
+        rare = sorted(range(len(tokenizer.merge_counts)), key=lambda rank: (tokenizer.merge_counts[rank], rank))[:top]
+        lines.append(f"rarest in training ({top}; candidates for under-trained tokens):")
+        for rank in rare:
+            token = merged_ids[rank]
+            lines.append(f"  {token:>7}  seen {tokenizer.merge_counts[rank]:>6} times  {show(token)!r}")
+    return lines
+
+
+def measure_on(tokenizer: "Tokenizer", paths: Sequence[str], workers: int | None = None) -> dict[str, Any]:
+    """Encode files (read as the tokenizer's config says) and measure: documents, tokens, base
+    symbols (special-token strings count as plain text), the reader's measures (MIDI: beats) and
+    the summed encoding report of pretokenizers that give one (MIDI: what quantization changed)."""
+    reader = reader_for(tokenizer)
+    usage: Counter[int] = Counter()
+    documents = 0
+    for ids in tokenizer.encode_documents(
+        reader.documents(list(paths), strict=True), workers, allowed_special=frozenset(), disallowed_special=frozenset()
+    ):
+        documents += 1
+        usage.update(ids)
+    specials = set(tokenizer.special_ids.values())
+    measured: dict[str, Any] = {
+        "documents": documents,
+        "tokens": sum(usage.values()),
+        "symbols": sum(count * len(tokenizer.token_symbols(token)) for token, count in usage.items() if token not in specials),
+        "unit": getattr(tokenizer.pretokenizer, "symbol_unit", "symbols"),
+    }
+    measures = getattr(reader, "measures", None)  # optional: what the documents add up to (MIDI: beats)
+    if measures is not None:
+        measured.update(measures())
+    if getattr(tokenizer.pretokenizer, "report", None) is not None:
+        totals: dict[str, Any] = {}
+        for document in reader_for(tokenizer).documents(list(paths), strict=True):
+            for key, value in tokenizer.encoding_report(document).items():
+                if isinstance(value, (int, float)):
+                    # counts add up over files; a maximum ("max_onset_shift_beats") stays the largest
+                    totals[key] = max(totals.get(key, value), value) if key.startswith("max_") else totals.get(key, 0) + value
+        measured["report"] = totals
+    return measured
+
+
+def measure_lines(measured: dict[str, Any], paths: Sequence[str]) -> list[str]:
+    """`measure_on`'s numbers as the inspect report shows them."""
+    where = paths[0] if len(paths) == 1 else f"{len(paths)} inputs"
+    lines = [f"on {where}:  {measured['documents']:,} documents, {measured['tokens']:,} tokens, {measured['symbols']:,} {measured['unit']}"]
+    if measured["tokens"]:
+        lines.append(f"compression:   {measured['symbols'] / measured['tokens']:.2f} base symbols ({measured['unit']}) per token")
+        if measured.get("beats"):
+            lines.append(f"density:       {measured['tokens'] / measured['beats']:.2f} tokens per beat ({measured['beats']:,} beats)")
+    report = measured.get("report")
+    if report:
+        lines.append("encoding:      " + ", ".join(f"{key} {value:,}" for key, value in report.items()))
+    return lines
