@@ -245,7 +245,7 @@ def test_hostile_import_is_one_clean_error(case: str, originals: dict[str, bytes
 def test_tiktoken_special_id_beyond_2_31_is_one_clean_error(originals: dict[str, bytes], tmp_path: Path) -> None:
     (tmp_path / "small.tiktoken").write_bytes(originals["small.tiktoken"])
     result = run_bpe_bounded(
-        "import", "--format", "tiktoken", "small.tiktoken", "--special", f"{EOT}=10000000000", "-o", "out.json",
+        "import", "--format", "tiktoken", "small.tiktoken", "--pattern", "gpt2", "--special", f"{EOT}=10000000000", "-o", "out.json",
         cwd=tmp_path, timeout=TIMEOUT, memory_mb=MEMORY_MB,
     )  # fmt: skip
     assert_clean_error(result, EOT, "out of range")
@@ -271,7 +271,7 @@ def test_tiktoken_import_keeps_special_id_5000_after_save_and_load(originals: di
     for special_id in (5000, 1000):
         assert_ok(
             run_bpe_bounded(
-                "import", "--format", "tiktoken", "small.tiktoken", "--special", f"{EOT}={special_id}", "-o", "imported.json",
+                "import", "--format", "tiktoken", "small.tiktoken", "--pattern", "gpt2", "--special", f"{EOT}={special_id}", "-o", "imported.json",
                 cwd=tmp_path, timeout=TIMEOUT,
             )
         )  # fmt: skip
