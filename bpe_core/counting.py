@@ -24,8 +24,13 @@ BATCH_CHARS = 1 << 20  # characters handed to a worker at once
 MAX_UNCUT_CHARS = 1 << 26
 
 
-def pieces(documents: Iterable[Any], pretokenizer: Pretokenizer) -> Iterator[Any]:
+def pieces(
+    documents: Iterable[Any], pretokenizer: Pretokenizer, safe_cut: Callable[[str], int] | None = None, context: int = 2
+) -> Iterator[Any]:
     """Documents, with streamed text cut at safe points into pieces of about a block each.
+
+    `safe_cut` is the pretokenizer's, or the tokenizer's, which also keeps special tokens whole
+    and so needs `context` characters before each block (a special token's length).
 
     Text that goes on for more than MAX_UNCUT_CHARS characters without a safe point is an error
     naming its file: it would have to be held whole (a custom regex pattern never cuts).
@@ -37,9 +42,10 @@ def pieces(documents: Iterable[Any], pretokenizer: Pretokenizer) -> Iterator[Any
         parts: list[str] = []
         uncut = 0
         tail = ""
+        cut_at = safe_cut or pretokenizer.safe_cut
         for block in document.blocks():
             # the safe point may depend on a character or two before the block
-            cut = pretokenizer.safe_cut(tail + block) - len(tail)
+            cut = cut_at(tail + block) - len(tail)
             if cut > 0:
                 parts.append(block[:cut])
                 yield "".join(parts)
@@ -54,7 +60,7 @@ def pieces(documents: Iterable[Any], pretokenizer: Pretokenizer) -> Iterator[Any
                         f"{pretokenizer.name!r} can cut the text (a custom pattern never cuts); split it into "
                         "smaller files or into documents (jsonl)"
                     )
-            tail = (tail + block)[-2:]
+            tail = (tail + block)[-context:]
         rest = "".join(parts)
         if rest:
             yield rest

@@ -32,6 +32,16 @@ from bpe_core.plugins import registry
 BATCH = 64  # documents per task in encode_batch: amortizes inter-process traffic
 
 
+def _splits_a_special(text: str, cut: int, special_tokens: Sequence[str]) -> bool:
+    """Whether a cut of `text` at `cut` may fall inside a special token's string (the text may go
+    on after its end)."""
+    return any(
+        text.endswith(token[:length], 0, cut) and token.startswith(text[cut : cut + len(token) - length], length)
+        for token in special_tokens
+        for length in range(1, len(token))
+    )
+
+
 class Tokenizer:
     """A trained (or loaded) tokenizer: normalizers, special tokens, pretokenizer, merges, decoder.
 
@@ -342,6 +352,17 @@ class Tokenizer:
                 yield current
                 current = []
 
+    def safe_cut(self, text: str) -> int:
+        """Where streamed text may be cut: the pretokenizer's safe point, never inside a special
+        token's string, nor where one may begin at the end of `text` or have begun before it."""
+        cut = self.pretokenizer.safe_cut(text)
+        if not self.special_tokens:
+            return cut
+        longest = max(map(len, self.special_tokens))
+        while cut > 0 and (cut < longest or _splits_a_special(text, cut, self.special_tokens)):
+            cut = self.pretokenizer.safe_cut(text[: cut - 1]) if cut >= longest else 0
+        return cut
+
     def encode_pieces(
         self,
         documents: Iterable[Any],
@@ -352,7 +373,6 @@ class Tokenizer:
         """`encode_documents` in pieces: (ids, whether the document ends there). Streamed text is
         encoded piece by piece (cut where no chunk can change), so however long a document is,
         memory holds a few pieces, not its ids."""
-        whole = any("\n" in token for token in self.special_tokens)  # never cut through a special token
         sources: list[str] = []
 
         def tagged() -> Iterator[tuple[int, int, Any]]:
@@ -361,7 +381,8 @@ class Tokenizer:
                 sources.append(_source_name(document))
                 if isinstance(document, StreamedText):
                     line = 1
-                    for piece in ["".join(document.blocks())] if whole else pieces([document], self.pretokenizer):
+                    longest = max(map(len, self.special_tokens), default=0)  # context that safe_cut needs
+                    for piece in pieces([document], self.pretokenizer, self.safe_cut, context=longest + 2):
                         yield index, line, piece
                         line += piece.count("\n")
                 else:

@@ -266,7 +266,7 @@ def encode_on_dask(
     """Encode each file into its shard on the cluster; (documents, tokens, records) per file, in order.
 
     A large plain file is encoded in byte ranges (as counting splits it) into parts that a last
-    task joins, unless a special token holds a newline (no cut may split one)."""
+    task joins; the cuts between ranges keep special tokens whole (`Tokenizer.safe_cut`)."""
     import hashlib
 
     from bpe_core.formats.native import to_dict
@@ -278,8 +278,6 @@ def encode_on_dask(
     sizes = [os.path.getsize(path) for path in files]
     reader = reader_for(tokenizer)
     splittable = getattr(reader, "splittable", None)
-    if any("\n" in token for token in tokenizer.special_tokens):
-        splittable = None
     with connect(runner, progress) as client, progress_bars.bar(
         progress, "encoding", total=sum(sizes), unit="B", unit_scale=True
     ) as bar:

@@ -88,7 +88,7 @@ def encode_range(tokenizer: "Tokenizer", path: str, start: int, step: int, part_
     a part of its shard; returns (documents, tokens). For a reader whose ranges are fragments of
     one document per file, no document ends in a part: `join_parts` ends it."""
     reader = reader_for(tokenizer)
-    documents = reader.range_documents(path, start, step, tokenizer.pretokenizer.safe_cut)
+    documents = reader.range_documents(path, start, step, tokenizer.safe_cut)
     count, tokens, _ = _write(tokenizer, documents, part_path, options, 1, whole=not getattr(reader, "range_fragments", False))
     return count, tokens
 

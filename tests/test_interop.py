@@ -707,6 +707,10 @@ def test_tie_break_hf_learns_hfs_merges_on_small_corpora(tmp_path):
             return  # HF would not count a special token's string as text
         vocab_size = 256 + len(special_tokens) + extra_merges
         path.write_text(text, encoding="utf-8", newline="")
+        if not text:  # nothing to train on: an error naming the input, where HF learns nothing
+            with pytest.raises(bpe_core.BpeError, match="corpus.txt"):
+                our_hf_merges([path], vocab_size, min_frequency, special_tokens, workers=1)
+            return
         ours = our_hf_merges([path], vocab_size, min_frequency, special_tokens, workers=1)
         theirs = hf_merge_strings(hf_trained_bpe(text, vocab_size, min_frequency=min_frequency, special_tokens=special_tokens))
         assert ours == theirs

@@ -343,6 +343,46 @@ def test_streamed_pieces_split_exactly_like_the_whole_text(name):
     check()
 
 
+STREAM_SPECIALS = ["<|endoftext|>", "<|fim_middle|>", "<|a\nb|>"]  # one holds a newline
+
+
+@pytest.fixture(scope="module")
+def streamed_special_tokenizer(docs_slice_path):
+    config = text_config("gpt2", 400)
+    config["special_tokens"]["tokens"] = STREAM_SPECIALS
+    return bpe_core.train(config, [str(docs_slice_path)], workers=1)
+
+
+def test_streamed_text_never_cuts_through_a_special_token(streamed_special_tokenizer):
+    """Streaming cuts after a letter before a non-letter, which falls inside `<|endoftext|>`; the
+    tokenizer's cut keeps special tokens whole, also across blocks and at a block's end."""
+    tok = streamed_special_tokenizer
+    fragments = [*TEXT_FRAGMENTS, *STREAM_SPECIALS, "<|", "|>", "text", "<|endof"]
+
+    @settings(max_examples=300)
+    @given(
+        text=st.lists(st.sampled_from(fragments), max_size=80).map("".join),
+        cut_points=st.lists(st.integers(0, 1000), max_size=40),
+    )
+    @example(text="word<|custom|><|endoftext|>", cut_points=list(range(30)))
+    @example(text="x<|a\nb|>y", cut_points=[3, 4, 5])
+    def check(text, cut_points):
+        streamed_ids = [
+            token
+            for ids, _ in tok.encode_pieces([streamed(text, cut_points)], 1, "all", ())
+            for token in ids
+        ]
+        assert streamed_ids == tok.encode(text, allowed_special="all")
+        parts = list(pieces([streamed(text, cut_points)], tok.pretokenizer, tok.safe_cut, context=16))
+        assert "".join(parts) == text
+        boundaries = {sum(map(len, parts[:count])) for count in range(1, len(parts))}
+        for token in STREAM_SPECIALS:
+            for start in (index for index in range(len(text)) if text.startswith(token, index)):
+                assert not any(start < boundary < start + len(token) for boundary in boundaries), (token, parts)
+
+    check()
+
+
 @pytest.mark.parametrize("name", REGEX_PRETOKENIZERS)
 def test_a_safe_cut_keeps_every_chunk_whatever_text_follows(name):
     """The cut rule (a letter then a non-letter, non-mark, non-apostrophe; or a letter after a
