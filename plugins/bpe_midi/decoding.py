@@ -8,11 +8,10 @@ the same ids). Malformed event sequences (a model may generate any) decode what 
 a note needs Program, Pitch, Velocity and Duration in that order.
 """
 
-import os
-import tempfile
 from typing import Any
 
 from bpe_core.errors import BpeError
+from bpe_core.files import atomic_output
 
 TICKS_PER_STEP = 60
 
@@ -104,15 +103,8 @@ class MidiDecoder:
     def write(self, document: Any, path: str) -> None:
         if type(document).__name__ != "MidiFile":
             raise BpeError(f"the midi decoder writes MIDI files, not {type(document).__name__}")
-        directory = os.path.dirname(os.path.abspath(path))
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".mid")
-        os.close(handle)
-        try:
-            document.save(temporary)
-            os.replace(temporary, path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        with atomic_output(path, binary=True) as handle:  # a bad path is a BpeError naming it
+            document.save(file=handle)
 
 
 def _track(events: list[tuple[int, int, Any]]) -> Any:
