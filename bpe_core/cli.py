@@ -17,7 +17,7 @@ import bpe_core
 from bpe_core import engine
 from bpe_core.config import RunnerConfig
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output
+from bpe_core.files import atomic_output, check_output
 from bpe_core.shards import DTYPES, id_bytes
 
 EXIT_BAD_INPUT = 2
@@ -205,18 +205,32 @@ def _read_ids(args: argparse.Namespace) -> Iterator[tuple[int, list[int]]]:
         yield 1, [int.from_bytes(data[index : index + width], "little") for index in range(0, len(data), width)]
         return
     try:
-        handle = sys.stdin if source == "-" else open(source, encoding="utf-8")
+        handle = sys.stdin.buffer if source == "-" else open(source, "rb")
     except OSError as error:
         raise BpeError(f"cannot read {source}: {error.strerror or error}") from error
     with handle:
         for line_number, line in enumerate(handle, start=1):
-            ids = []
-            for token in line.split():
-                try:
-                    ids.append(int(token))
-                except ValueError:
-                    raise BpeError(f"{source}, line {line_number}: {token!r} is not a token id") from None
-            yield line_number, ids
+            yield line_number, [_token_id(token, source, line_number) for token in line.split()]
+
+
+# An id has at most this many digits: more is no id of any vocabulary (and Python refuses to
+# convert over 4,300 digits), so such a token is echoed shortened.
+_ID_DIGITS = 19
+
+
+def _token_id(token: bytes, source: str, line_number: int) -> int:
+    """One id of an ids file: ASCII digits only (no sign, no `_`, no other script's digits)."""
+    if token.isdigit() and len(token) <= _ID_DIGITS:  # bytes.isdigit() is ASCII digits only
+        return int(token)
+    try:
+        text = token.decode("utf-8")
+    except UnicodeDecodeError:
+        raw = token if len(token) <= 40 else token[:20] + b"..." + token[-8:]
+        raise BpeError(f"{source}, line {line_number}: {raw!r} is not a token id (the file is not UTF-8 text)") from None
+    shown = repr(text if len(text) <= 40 else text[:20] + "..." + text[-8:])
+    if token.isdigit():
+        raise BpeError(f"{source}, line {line_number}: {shown} ({len(token)} digits) is too large for a token id")
+    raise BpeError(f"{source}, line {line_number}: {shown} is not a token id (ids are ASCII digits 0-9)")
 
 
 def _cmd_decode(args: argparse.Namespace) -> int:
@@ -224,7 +238,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     documents = []
     for line_number, ids in _read_ids(args):
         try:
-            documents.append(tokenizer.decode(ids))
+            documents.append(tokenizer.decode(ids, errors=args.errors))
         except BpeError as error:
             raise BpeError(f"{args.file or '-'}, line {line_number}: {error}") from None
     if documents and not all(isinstance(document, str) for document in documents):
@@ -353,6 +367,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
 
 
+def _workers(value: str) -> int:
+    """--workers of every command: a whole number of processes, at least 1."""
+    if not (value.isascii() and value.isdigit()) or len(value) > 6 or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, 1 or more; got {value[:40]!r}")
+    return int(value)
+
+
+def _check_output_path(args: argparse.Namespace) -> None:
+    """Refuse an -o that cannot be written (a directory, a missing directory) before any work;
+    a directory is the target only of `encode --format bin -o DIR/`."""
+    output = getattr(args, "output", None)
+    if output is None or (args.command == "encode" and args.format == "bin" and _shard_directory(args)):
+        return
+    check_output(output)
+
+
 def _runner_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--runner", choices=("local", "dask"), help="where to run (default: the config's runner, else local)")
     command.add_argument("--address", metavar="tcp://HOST:PORT", help="Dask scheduler to submit to (implies --runner dask)")
@@ -368,7 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("files", nargs="*", help="input files (replace input.paths)")
     train.add_argument("-o", "--output", help="tokenizer file to write (default: the config's output)")
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
-    train.add_argument("--workers", type=int, default=None, help="processes for counting (default: all cores)")
+    train.add_argument("--workers", type=_workers, default=None, help="processes for counting (default: all cores)")
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary")
     train.add_argument("--strict", action="store_true", help="an unreadable input file is an error (readers that skip)")
     train.add_argument("--from-counts", nargs="+", metavar="COUNTS", help="train from counts files (`bpe count`), read no input")
@@ -381,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
     count.add_argument("-o", "--output", required=True, help="counts file to write")
     count.add_argument("--merge", nargs="+", metavar="COUNTS", help="sum these counts files instead of counting")
     count.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
-    count.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    count.add_argument("--workers", type=_workers, default=None, help="processes (default: all cores)")
     count.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary")
     count.add_argument("--strict", action="store_true", help="an unreadable input file is an error (readers that skip)")
     _runner_options(count)
@@ -396,7 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
     encode.add_argument(
         "-o", "--output", help="output file (default: standard output); with --format bin, DIR/ writes a shard per input"
     )
-    encode.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    encode.add_argument("--workers", type=_workers, default=None, help="processes (default: all cores)")
     _runner_options(encode)
     special = encode.add_mutually_exclusive_group()
     special.add_argument("--allow-special", action="store_true", help="special token strings in the text become special ids")
@@ -410,6 +440,12 @@ def build_parser() -> argparse.ArgumentParser:
     decode.add_argument("--format", choices=("ids", "bin"), default="ids")
     decode.add_argument("--dtype", choices=tuple(DTYPES), default="uint16")
     decode.add_argument("-o", "--output", help="output file (default: standard output)")
+    decode.add_argument(
+        "--errors",
+        choices=("replace", "strict"),
+        default="replace",
+        help="ids that make invalid UTF-8 (text): U+FFFD for each bad byte sequence, as tiktoken, or an error",
+    )
     decode.set_defaults(run=_cmd_decode)
 
     inspect = commands.add_parser("inspect", help="describe a tokenizer file")
@@ -448,6 +484,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _check_output_path(args)
         result: int = args.run(args)
         return result
     except BpeError as error:
