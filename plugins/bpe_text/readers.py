@@ -19,7 +19,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import Any, TextIO
 
 from bpe_core.components import Source, StreamedText
 from bpe_core.errors import BpeError
@@ -32,7 +32,7 @@ BOUNDARY_WINDOW = 1 << 20  # bytes after a grid point searched for a range bound
 Cutter = Callable[[bytes, int], "int | None"]
 
 
-def open_text(path: str) -> IO[str]:
+def open_text(path: str) -> TextIO:
     """A text stream over a file, gzip or not, or standard input for `-`."""
     if path == "-":
         return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="")
@@ -45,13 +45,19 @@ def open_text(path: str) -> IO[str]:
 
 
 def text_blocks(path: str) -> Iterator[str]:
-    """The file's text in blocks of about a million characters, newlines untouched."""
+    """The file's text in blocks of at most a million characters, newlines untouched. Bytes are
+    decoded here, so an encoding error names its byte offset in the file (for `.gz`, in the
+    uncompressed data), not in a block."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0
     with open_text(path) as handle:
         try:
-            while block := handle.read(BLOCK_CHARS):
-                yield block
-        except UnicodeDecodeError as error:
-            raise BpeError(f"{path} is not valid UTF-8 ({error.reason} at byte {error.start} of a block)") from error
+            while data := handle.buffer.read(BLOCK_CHARS):
+                block = _decode(path, data, offset, decoder, final=False)
+                offset += len(data)
+                if block:
+                    yield block
+            _decode(path, b"", offset, decoder, final=True)  # a character cut off at the end
         except (OSError, EOFError) as error:
             raise BpeError(f"cannot read {path}: {error}") from error
 
@@ -62,10 +68,13 @@ def splittable(path: str) -> bool:
 
 
 def _decode(path: str, data: bytes, offset: int, decoder: "codecs.IncrementalDecoder", final: bool) -> str:
+    """`data`, the bytes at `offset`, decoded; an error names its offset (the decoder's bytes
+    held back from the block before come first in what it decodes)."""
+    held = len(decoder.getstate()[0])
     try:
         return decoder.decode(data, final)
     except UnicodeDecodeError as error:
-        raise BpeError(f"{path} is not valid UTF-8 ({error.reason} at byte {offset + error.start})") from error
+        raise BpeError(f"{path} is not valid UTF-8 ({error.reason} at byte {offset - held + error.start})") from error
 
 
 def text_cutter(path: str, safe_cut: Callable[[str], int]) -> Cutter:
