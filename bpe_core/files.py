@@ -88,6 +88,19 @@ def check_output(path: str | None) -> None:
 # Signals that end a process by default: while an output is half written they unwind the stack
 # (SystemExit) so the temporary file is removed, as Ctrl-C does with KeyboardInterrupt.
 _TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+_taken_over: set[int] = set()
+
+
+def _default_action_in_child() -> None:
+    # A forked worker must die by SIGTERM at once (Pool.terminate sends it): a Python handler
+    # would run only when the worker next runs bytecode, and a worker blocked on its task queue
+    # then keeps the pool's join waiting.
+    for signum in _taken_over:
+        signal.signal(signum, signal.SIG_DFL)
+    _taken_over.clear()
+
+
+os.register_at_fork(after_in_child=_default_action_in_child)
 
 
 @contextlib.contextmanager
@@ -95,28 +108,25 @@ def unwind_on_termination() -> Iterator[None]:
     """Within the block, SIGTERM and SIGHUP raise SystemExit(128 + signal) in this process, so
     `finally` and `except BaseException` clean up before it exits with the usual status. Only
     signals left at their default action are taken over (a program's own handler wins), and only
-    in the main thread (where Python runs handlers); forked workers that inherit the handler
-    die by the signal as they would have."""
+    in the main thread (where Python runs handlers); processes forked meanwhile get the
+    default action back at once."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    owner = os.getpid()
 
     def terminate(signum: int, frame: FrameType | None) -> None:
-        if os.getpid() != owner:
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
-            return
         raise SystemExit(128 + signum)
 
     taken = [signum for signum in _TERMINATING if signal.getsignal(signum) == signal.SIG_DFL]
     for signum in taken:
         signal.signal(signum, terminate)
+        _taken_over.add(signum)
     try:
         yield
     finally:
         for signum in taken:
             signal.signal(signum, signal.SIG_DFL)
+            _taken_over.discard(signum)
 
 
 def expand_paths(paths: list[str], suffixes: tuple[str, ...] = ()) -> list[str]:
