@@ -80,16 +80,19 @@ def failed_without_changes(scratch: Path, *args: object, fragments: tuple[str, .
 # class 9: decode
 
 
+@pytest.mark.both_modes
 def test_decode_of_a_lone_surrogate_gives_replacement_characters_on_standard_output(scratch: Path) -> None:
     result = run_bpe_bounded("decode", "-t", "text.json", "surrogate.ids", cwd=scratch, memory_mb=MEMORY_MB)
     assert assert_ok(result) == bytes(SURROGATE_IDS).decode("utf-8", "replace")
 
 
+@pytest.mark.both_modes
 def test_decode_of_a_lone_surrogate_to_a_file_writes_replacement_characters(scratch: Path) -> None:
     assert_ok(run_bpe_bounded("decode", "-t", "text.json", "surrogate.ids", "-o", "out.txt", cwd=scratch, memory_mb=MEMORY_MB))
     assert (scratch / "out.txt").read_bytes() == bytes(SURROGATE_IDS).decode("utf-8", "replace").encode("utf-8")
 
 
+@pytest.mark.both_modes
 def test_decode_errors_strict_refuses_ids_that_are_not_utf8_naming_the_line_and_byte(scratch: Path) -> None:
     (scratch / "two.ids").write_text("72 105\n72 237 160 128\n", encoding="ascii")
     failed_without_changes(
@@ -98,6 +101,7 @@ def test_decode_errors_strict_refuses_ids_that_are_not_utf8_naming_the_line_and_
     )  # fmt: skip
 
 
+@pytest.mark.both_modes
 def test_python_decode_keeps_lone_surrogates_by_default_and_replaces_or_refuses_them_on_request(
     text_tokenizer: bpe_core.Tokenizer,
 ) -> None:
