@@ -18,7 +18,7 @@ import bpe_core
 from bpe_core import engine
 from bpe_core.config import RunnerConfig, yaml_value
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output, expand_paths
+from bpe_core.files import atomic_output, check_output, expand_paths
 from bpe_core.formats.suffixes import export_format, ids_format, import_format, is_directory_name, shard_dtype
 from bpe_core.formats.tiktoken import published_vocabulary, read_ranks
 from bpe_core.shards import DTYPES, id_bytes, reader_for
@@ -247,19 +247,43 @@ def _read_ids(args: argparse.Namespace) -> Iterator[tuple[int, str | None, list[
         yield 1, None, [int.from_bytes(data[index : index + width], "little") for index in range(0, len(data), width)]
         return
     try:
-        handle = sys.stdin if source == "-" else open(source, encoding="utf-8")
+        handle = sys.stdin.buffer if source == "-" else open(source, "rb")
     except OSError as error:
         raise BpeError(f"cannot read {source}: {error.strerror or error}") from error
     with handle:
         for line_number, line in enumerate(handle, start=1):
-            name, tab, rest = line.partition("\t")
-            ids = []
-            for token in (rest if tab else line).split():
-                try:
-                    ids.append(int(token))
-                except ValueError:
-                    raise BpeError(f"{source}, line {line_number}: {token!r} is not a token id") from None
-            yield line_number, (name if tab else None), ids
+            name, tab, rest = line.partition(b"\t")
+            yield line_number, (_record_name(name, source, line_number) if tab else None), [
+                _token_id(token, source, line_number) for token in (rest if tab else line).split()
+            ]
+
+
+def _record_name(name: bytes, source: str, line_number: int) -> str:
+    """The record name before a tab (`bpe encode --names`)."""
+    try:
+        return name.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BpeError(f"{source}, line {line_number}: the record name is not UTF-8 text") from None
+
+
+# An id has at most this many digits: more is no id of any vocabulary (and Python refuses to
+# convert over 4,300 digits), so such a token is echoed shortened.
+_ID_DIGITS = 19
+
+
+def _token_id(token: bytes, source: str, line_number: int) -> int:
+    """One id of an ids file: ASCII digits only (no sign, no `_`, no other script's digits)."""
+    if token.isdigit() and len(token) <= _ID_DIGITS:  # bytes.isdigit() is ASCII digits only
+        return int(token)
+    try:
+        text = token.decode("utf-8")
+    except UnicodeDecodeError:
+        raw = token if len(token) <= 40 else token[:20] + b"..." + token[-8:]
+        raise BpeError(f"{source}, line {line_number}: {raw!r} is not a token id (the file is not UTF-8 text)") from None
+    shown = repr(text if len(text) <= 40 else text[:20] + "..." + text[-8:])
+    if token.isdigit():
+        raise BpeError(f"{source}, line {line_number}: {shown} ({len(token)} digits) is too large for a token id")
+    raise BpeError(f"{source}, line {line_number}: {shown} is not a token id (ids are ASCII digits 0-9)")
 
 
 def _ids_documents(args: argparse.Namespace, tokenizer: "bpe_core.Tokenizer") -> Iterator[tuple[str, str | None, list[int]]]:
@@ -297,7 +321,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     documents = []
     for where, _, ids in _ids_documents(args, tokenizer):
         try:
-            documents.append(tokenizer.decode(ids))
+            documents.append(tokenizer.decode(ids, errors=args.errors))
         except BpeError as error:
             raise BpeError(f"{where}: {error}") from None
     if documents and not all(isinstance(document, str) for document in documents):
@@ -410,6 +434,29 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
 
 
+def _workers(value: str) -> int:
+    """--workers of every command: a whole number of processes, at least 1."""
+    if not (value.isascii() and value.isdigit()) or len(value) > 6 or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, 1 or more; got {value[:40]!r}")
+    return int(value)
+
+
+def _check_output_path(args: argparse.Namespace) -> None:
+    """Refuse an -o that cannot be written (a directory, a missing directory) before any work.
+    A directory is the target of `encode -o DIR/` (shards) and of a Hugging Face export (a folder,
+    created with its parents, as the tiktoken export creates its file's folders)."""
+    output = getattr(args, "output", None)
+    if output is None:
+        return
+    if args.command == "encode" and args.format in (None, "bin") and _shard_directory(args):
+        return
+    if args.command == "export":
+        if os.path.isdir(output) and (args.format or export_format(output)) == "tiktoken":
+            raise BpeError(f"cannot write {output}: it is a directory (give a .tiktoken file name)")
+        return
+    check_output(output)
+
+
 def _runner_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--runner", choices=("local", "dask"), help="where to run (default: the config's runner, else local)")
     command.add_argument("--address", metavar="tcp://HOST:PORT", help="Dask scheduler to submit to (implies --runner dask)")
@@ -425,7 +472,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("files", nargs="*", help="input files (replace input.paths)")
     train.add_argument("-o", "--output", help="tokenizer file to write (default: the config's output)")
     train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
-    train.add_argument("--workers", type=int, default=None, help="processes for counting (default: all cores)")
+    train.add_argument("--workers", type=_workers, default=None, help="processes for counting (default: all cores)")
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary")
     train.add_argument("--strict", action="store_true", help="an unreadable input file is an error (readers that skip)")
     train.add_argument("--from-counts", nargs="+", metavar="COUNTS", help="train from counts files (`bpe count`), read no input")
@@ -438,7 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     count.add_argument("-o", "--output", required=True, help="counts file to write")
     count.add_argument("--merge", nargs="+", metavar="COUNTS", help="sum these counts files instead of counting")
     count.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
-    count.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    count.add_argument("--workers", type=_workers, default=None, help="processes (default: all cores)")
     count.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary")
     count.add_argument("--strict", action="store_true", help="an unreadable input file is an error (readers that skip)")
     _runner_options(count)
@@ -457,7 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
     encode.add_argument(
         "-o", "--output", help="output file (default: standard output); with --format bin, DIR/ writes a shard per input"
     )
-    encode.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    encode.add_argument("--workers", type=_workers, default=None, help="processes (default: all cores)")
     _runner_options(encode)
     special = encode.add_mutually_exclusive_group()
     special.add_argument("--allow-special", action="store_true", help="special token strings in the text become special ids")
@@ -477,6 +524,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     decode.add_argument(
         "-o", "--output", help="output file (default: standard output); DNA: x.fa (.fasta, .fna, .gz) writes FASTA records"
+    )
+    decode.add_argument(
+        "--errors",
+        choices=("replace", "strict"),
+        default="replace",
+        help="ids that make invalid UTF-8 (text): U+FFFD for each bad byte sequence, as tiktoken, or an error",
     )
     decode.set_defaults(run=_cmd_decode)
 
@@ -524,6 +577,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _check_output_path(args)
         result: int = args.run(args)
         return result
     except BpeError as error:

@@ -337,8 +337,11 @@ def parse_config(raw: dict[str, Any], origin: str) -> Config:
         position=check.choice(special_raw, "position", "special_tokens.position", "end", SPECIAL_POSITIONS),
     )
 
+    name = check.string(raw, "name", "name", None) or "tokenizer"
+    if "/" in name or "\\" in name or name in (".", ".."):  # `bpe train` writes NAME.json by default
+        raise check.fail("name", f"{name!r} is not a plain name (the default output is NAME.json): no / or \\, not . or ..")
     return Config(
-        name=check.string(raw, "name", "name", None) or "tokenizer",
+        name=name,
         input=InputConfig(reader=reader, paths=paths, sample=sample, options=input_options),
         normalizers=normalizers,
         pretokenizer=ComponentConfig(pretokenizer_name, pretokenizer_options),

@@ -1,5 +1,10 @@
 """Files for readers and writers: expanding input paths, provenance of inputs, and writing
-outputs so that a failure never leaves a truncated or half-written file behind."""
+outputs so that a failure never leaves a truncated or half-written file behind.
+
+An output is written to a temporary file beside it and renamed over it at the end; on an error,
+Ctrl-C (SIGINT) or a SIGTERM/SIGHUP the temporary file is removed and the old output is left as it
+was. A SIGKILL cannot be caught: it may leave a `.tmp-*` file, never a damaged output.
+"""
 
 import contextlib
 import glob
@@ -8,10 +13,14 @@ import hashlib
 import io
 import json
 import os
+import signal
+import stat
 import sys
 import tempfile
+import threading
 import zlib
 from collections.abc import Iterator
+from types import FrameType
 from typing import IO, Any
 
 from bpe_core.components import Source
@@ -21,11 +30,22 @@ from bpe_core.errors import BpeError
 @contextlib.contextmanager
 def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
     """Standard output for None or "-"; otherwise a temporary file in the same directory that
-    replaces `path` only when the block finishes without an exception."""
+    replaces `path` only when the block finishes without an exception (or a terminating signal).
+    An existing path that is not a regular file (a FIFO, /dev/null) is written directly: it
+    cannot be replaced, and replacing it would destroy it."""
     if path is None or path == "-":
         stream: IO[Any] = sys.stdout.buffer if binary else sys.stdout
         yield stream
         stream.flush()
+        return
+    check_output(path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        try:
+            direct = open(path, "wb") if binary else open(path, "w", encoding="utf-8", newline="")
+        except OSError as error:
+            raise BpeError(f"cannot write {path}: {error.strerror or error}") from error
+        with direct:
+            yield direct
         return
     directory = os.path.dirname(os.path.abspath(path))
     try:
@@ -40,13 +60,76 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
     except OSError as error:
         raise BpeError(f"cannot write {path}: {error.strerror or error}") from error
     try:
-        with handle:
-            yield handle
-        os.chmod(handle.name, 0o666 & ~_umask())  # temporary files are private; outputs are not
-        os.replace(handle.name, path)
+        with unwind_on_termination():
+            with handle:
+                yield handle
+            os.chmod(handle.name, 0o666 & ~current_umask())  # temporary files are private; outputs are not
+            try:
+                os.replace(handle.name, path)
+            except OSError as error:  # it became a directory, or the directory went away, meanwhile
+                raise BpeError(f"cannot write {path}: {error.strerror or error}") from error
     except BaseException:
-        os.unlink(handle.name)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(handle.name)
         raise
+
+
+def check_output(path: str | None) -> None:
+    """Refuse an output path that cannot be written, before any work is done: an existing
+    directory, or a parent directory that is missing or is not one. None and "-" are standard
+    output."""
+    if path is None or path == "-":
+        return
+    if os.path.isdir(path):
+        raise BpeError(f"cannot write {path}: it is a directory (give a file name)")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        what = "is not a directory" if os.path.exists(directory) else "does not exist"
+        raise BpeError(f"cannot write {path}: directory {os.path.dirname(path) or directory} {what}")
+
+
+# Signals that end a process by default: while an output is half written they unwind the stack
+# (SystemExit) so the temporary file is removed, as Ctrl-C does with KeyboardInterrupt.
+_TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+_taken_over: set[int] = set()
+
+
+def _default_action_in_child() -> None:
+    # A forked worker must die by SIGTERM at once (Pool.terminate sends it): a Python handler
+    # would run only when the worker next runs bytecode, and a worker blocked on its task queue
+    # then keeps the pool's join waiting.
+    for signum in _taken_over:
+        signal.signal(signum, signal.SIG_DFL)
+    _taken_over.clear()
+
+
+os.register_at_fork(after_in_child=_default_action_in_child)
+
+
+@contextlib.contextmanager
+def unwind_on_termination() -> Iterator[None]:
+    """Within the block, SIGTERM and SIGHUP raise SystemExit(128 + signal) in this process, so
+    `finally` and `except BaseException` clean up before it exits with the usual status. Only
+    signals left at their default action are taken over (a program's own handler wins), and only
+    in the main thread (where Python runs handlers); processes forked meanwhile get the
+    default action back at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    taken = [signum for signum in _TERMINATING if signal.getsignal(signum) == signal.SIG_DFL]
+    for signum in taken:
+        signal.signal(signum, terminate)
+        _taken_over.add(signum)
+    try:
+        yield
+    finally:
+        for signum in taken:
+            signal.signal(signum, signal.SIG_DFL)
+            _taken_over.discard(signum)
 
 
 def expand_paths(paths: list[str], suffixes: tuple[str, ...] = ()) -> list[str]:
@@ -64,6 +147,8 @@ def expand_paths(paths: list[str], suffixes: tuple[str, ...] = ()) -> list[str]:
             files.extend(sorted(found))
         elif os.path.isfile(path):
             files.append(path)
+        elif os.path.exists(path):
+            raise BpeError(f"input {path} is not a regular file (it is {_file_kind(path)}); give a regular file, a directory, or - for standard input")
         elif glob.has_magic(path):
             matches = sorted(match for match in glob.glob(path, recursive=True) if os.path.isfile(match))
             if not matches:
@@ -166,7 +251,23 @@ class HashedFile(io.RawIOBase):
         return Source(self.path, self._size, self._digest.hexdigest())
 
 
-def _umask() -> int:
+def _file_kind(path: str) -> str:
+    mode = os.stat(path).st_mode
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file or directory"
+
+
+def current_umask() -> int:
+    """The process umask (reading it means setting it, so it is set back at once)."""
     mask = os.umask(0)
     os.umask(mask)
     return mask
@@ -174,6 +275,8 @@ def _umask() -> int:
 
 def read_json(path: str, description: str) -> Any:
     """A JSON file's content; a missing, unreadable or invalid file is a BpeError naming it."""
+    if os.path.exists(path) and not os.path.isfile(path):  # a directory, or /dev/zero: never ends
+        raise BpeError(f"cannot read {description} {path}: it is not a regular file (it is {_file_kind(path)})")
     try:
         with open(path, encoding="utf-8") as handle:
             return json.load(handle)

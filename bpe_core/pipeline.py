@@ -24,7 +24,7 @@ from bpe_core.config import Config, RunnerConfig, load_config, parse_runner
 from bpe_core.counting import count_chunks, piece_size, pieces
 from bpe_core.counts import Counts, check_same_config, check_trainable, load_counts, merge_all, pack, symbol_width, unpack
 from bpe_core.engine import TIE_RULES, Alphabet, Decoder, Encoder, Trainer
-from bpe_core.errors import BpeError
+from bpe_core.errors import BpeError, located
 from bpe_core.formats.layout import check_layout
 from bpe_core.parallel import WorkerPool, default_workers, ordered_map
 from bpe_core.plugins import registry
@@ -403,15 +403,28 @@ class Tokenizer:
 
         for index, ids, failure in ordered_map(encode_piece, tagged(), workers):
             if failure is not None:
-                raise BpeError(f"{sources[index]}: {failure}")
+                raise BpeError(located(sources[index], failure))
             yield ([], True) if ids is None else (ids, False)
 
-    def decode(self, ids: Sequence[int]) -> Any:
+    def decode(self, ids: Sequence[int], errors: str = "roundtrip") -> Any:
         """The document for a sequence of ids (for text, a str; special tokens as their text).
+
+        For byte-level text, `errors` says what ids that make invalid UTF-8 (a model may emit
+        any) decode to: "roundtrip" gives back the lone surrogates `encode` wrote, so
+        `decode(encode(s)) == s` for every str, and U+FFFD for any other bad byte sequence;
+        "replace" gives U+FFFD for every bad sequence, as tiktoken's errors="replace" (the text
+        always encodes to UTF-8, to write it to a file); "strict" raises a BpeError naming the
+        first bad byte. Other domains never make invalid text and ignore it.
 
         >>> tok.decode([31373, 50256])
         'hello<|endoftext|>'
+        >>> tok.decode([72, 237, 160, 128], errors="replace") == "H" + "\N{REPLACEMENT CHARACTER}" * 3
+        True
         """
+        if errors not in DECODE_ERRORS:
+            raise BpeError(f"decode errors={errors!r}; allowed: {', '.join(DECODE_ERRORS)}")
+        if errors != "roundtrip" and self._decodes_to_text and self.pretokenizer.byte_level:
+            return self._decode_utf8(ids, errors)
         if not self._special_by_id:
             return self.decoder.decode(self._symbols(ids), self.alphabet)
         if not self._decodes_to_text:
@@ -431,6 +444,32 @@ class Tokenizer:
         if run or not pieces:
             pieces.append(self.decoder.decode(self._symbols(run), self.alphabet))
         return "".join(pieces) if all(isinstance(piece, str) for piece in pieces) else pieces
+
+    def _decode_utf8(self, ids: Sequence[int], errors: str) -> str:
+        """Byte-level text decoded with Python's "replace" or "strict" UTF-8 error handling."""
+        data = bytearray()
+        run: list[int] = []
+        for token in ids:
+            special = self._special_by_id.get(token)
+            if special is None:
+                run.append(token)
+                continue
+            data += bytes(self._symbols(run))
+            data += special.encode("utf-8")
+            run = []
+        data += bytes(self._symbols(run))
+        try:
+            return data.decode("utf-8", errors)
+        except UnicodeDecodeError as error:
+            position = 0
+            for index, token in enumerate(ids):
+                position += len(self.token_bytes(token))
+                if position > error.start:
+                    break
+            raise BpeError(
+                f"the ids do not make valid UTF-8 text: {error.reason} at byte {error.start} of the text "
+                f"(id {token}, number {index + 1} in the sequence); errors 'replace' gives U+FFFD there instead"
+            ) from None
 
     def decode_stream(self) -> "TextStream":
         """An incremental decoder for generation: `push(ids)` returns the text completed so far,
@@ -533,6 +572,10 @@ class TextStream:
 
     def flush(self) -> str:
         return str(self.bytes_decoder.decode(b"", final=True))
+
+
+# What `Tokenizer.decode` does with ids that make invalid UTF-8; see there.
+DECODE_ERRORS = ("roundtrip", "replace", "strict")
 
 
 def _source_name(document: Any) -> str:

@@ -7,12 +7,19 @@ order are what encoding the inputs in one run gives. When the documents are name
 (FASTA/FASTQ), a shard's entry also lists each one's name and token count, so decoding gives
 the records back. Each shard and the index are written atomically, so a rerun after a failure
 (or a retried Dask task) never leaves a torn file.
+
+A whole set is written into a new directory beside the target (`.tmp-NAME-*`) and renamed into
+place at the end, replacing a previous set there; a failure, Ctrl-C or SIGTERM removes the new
+directory and leaves the old set (shards and index together) as it was. A directory that holds
+anything but a previous shard set is refused, never replaced.
 """
 
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -21,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from bpe_core import progress as progress_bars
 from bpe_core.config import RunnerConfig
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output, read_json, reader_files
+from bpe_core.files import atomic_output, current_umask, read_json, reader_files, unwind_on_termination
 from bpe_core.plugins import registry
 
 if TYPE_CHECKING:
@@ -169,10 +176,22 @@ def encode_to_shards(
     if options.dtype == "uint16" and tokenizer.vocab_size > 1 << 16:
         raise BpeError(f"dtype uint16 holds ids below 65536, but the vocabulary has {tokenizer.vocab_size}; use uint32")
     files = reader_files(reader_for(tokenizer), list(paths))
+    target = os.path.normpath(directory)
+    staging = _staging_directory(target, directory)
     try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as error:
-        raise BpeError(f"cannot create the shard directory {directory}: {error.strerror or error}") from error
+        with unwind_on_termination():
+            index = _encode_set(tokenizer, files, staging, options, runner, progress)
+            _swap_in(staging, target, directory)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return index
+
+
+def _encode_set(
+    tokenizer: "Tokenizer", files: list[str], directory: str, options: ShardOptions, runner: RunnerConfig, progress: bool | None
+) -> dict[str, Any]:
+    """Encode each input file into its own shard in `directory` and write the index; returns it."""
     names = [shard_name(index, path) for index, path in enumerate(files)]
     if runner.kind == "dask":
         from bpe_core.scaleout import encode_on_dask
@@ -260,3 +279,63 @@ def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | No
                 yield f"{shard_path}, after the last end token", None, ids[start:].tolist()
         else:
             yield shard_path, None, ids.tolist()
+
+
+def _staging_directory(target: str, shown: str) -> str:
+    """A new, empty directory beside `target` for the new set, once `target` is known to be
+    absent, empty or a previous shard set (which the new set may replace)."""
+    if os.path.exists(target):
+        if not os.path.isdir(target):
+            raise BpeError(f"cannot write shards to {shown}: it is a file, not a directory")
+        stranger = _not_a_shard(target)
+        if stranger is not None:
+            raise BpeError(
+                f"cannot write shards to {shown}: it holds {stranger!r}, which no previous `bpe encode` wrote there "
+                "(give a new or empty directory, or one with a shard set to replace)"
+            )
+    parent = os.path.dirname(os.path.abspath(target))
+    try:
+        os.makedirs(parent, exist_ok=True)
+        staging = tempfile.mkdtemp(dir=parent, prefix=f".tmp-{os.path.basename(os.path.abspath(target))}-")
+        os.chmod(staging, 0o777 & ~current_umask())  # temporary directories are private; outputs are not
+        return staging
+    except OSError as error:
+        raise BpeError(f"cannot create the shard directory {shown}: {error.strerror or error}") from error
+
+
+def _not_a_shard(directory: str) -> str | None:
+    """The first entry of `directory` that is not part of a shard set (its index and the shards
+    it lists); None when it is empty or holds exactly such a set."""
+    entries = sorted(os.listdir(directory))
+    if not entries:
+        return None
+    listed: set[str] | None = None
+    try:
+        with open(os.path.join(directory, INDEX), encoding="utf-8") as handle:
+            index = json.load(handle)
+        if index.get("format") == FORMAT:
+            listed = {str(entry["shard"]) for entry in index["shards"]}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):  # no index, or a damaged one
+        listed = None
+    if listed is None:
+        return INDEX if INDEX in entries else entries[0]
+    return next((entry for entry in entries if entry != INDEX and entry not in listed), None)
+
+
+def _swap_in(staging: str, target: str, shown: str) -> None:
+    """Put the finished set in place of `target`; the previous set is removed only once the new
+    one is there (if the rename fails, the previous set is put back)."""
+    try:
+        if not os.path.exists(target):
+            os.rename(staging, target)
+            return
+        retired = tempfile.mkdtemp(dir=os.path.dirname(os.path.abspath(target)), prefix=".old-")
+        os.replace(target, retired)  # a directory may replace an empty one
+        try:
+            os.rename(staging, target)
+        except BaseException:
+            os.rename(retired, target)
+            raise
+    except OSError as error:
+        raise BpeError(f"cannot replace the shard directory {shown}: {error.strerror or error}") from error
+    shutil.rmtree(retired, ignore_errors=True)

@@ -103,7 +103,7 @@ class MidiDecoder:
     def write(self, document: Any, path: str) -> None:
         if type(document).__name__ != "MidiFile":
             raise BpeError(f"the midi decoder writes MIDI files, not {type(document).__name__}")
-        with atomic_output(path, binary=True) as handle:  # never a half-written file; the usual permissions
+        with atomic_output(path, binary=True) as handle:  # never a half-written file; the usual permissions; a bad path is a BpeError naming it
             document.save(file=handle)
 
 

@@ -20,7 +20,7 @@ import os
 import sys
 import zlib
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, Any, TextIO
 
 from bpe_core.components import Source, StreamedText
 from bpe_core.errors import BpeError
@@ -36,7 +36,7 @@ Cutter = Callable[[bytes, int], "int | None"]
 READ_ERRORS = (OSError, EOFError, zlib.error)  # what reading a file, gzip or not, can raise
 
 
-def open_text(path: str) -> tuple[IO[str], HashedFile | None]:
+def open_text(path: str) -> tuple[TextIO, HashedFile | None]:
     """A text stream over a file, gzip or not, or standard input for `-`; with the file's bytes
     hashed as they are read (None for standard input)."""
     if path == "-":
@@ -48,17 +48,22 @@ def open_text(path: str) -> tuple[IO[str], HashedFile | None]:
 
 
 def text_blocks(path: str, read: Callable[[Source], None] | None = None) -> Iterator[str]:
-    """The file's text in blocks of about a million characters, newlines untouched; `read` gets
-    the file's provenance once all of it has been read."""
+    """The file's text in blocks of at most a million characters, newlines untouched; `read` gets
+    the file's provenance once all of it has been read. Bytes are decoded here, so an encoding
+    error names its byte offset in the file (for `.gz`, in the uncompressed data), not in a block."""
     handle, hashed = open_text(path)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0
     with handle:
         try:
-            while block := handle.read(BLOCK_CHARS):
-                yield block
+            while data := handle.buffer.read(BLOCK_CHARS):
+                block = _decode(path, data, offset, decoder, final=False)
+                offset += len(data)
+                if block:
+                    yield block
+            _decode(path, b"", offset, decoder, final=True)  # a character cut off at the end
             if hashed is not None and read is not None:
                 read(hashed.source())
-        except UnicodeDecodeError as error:
-            raise BpeError(f"{path} is not valid UTF-8 ({error.reason} at byte {error.start} of a block)") from error
         except READ_ERRORS as error:
             raise read_failure(path, error) from None
         finally:
@@ -72,10 +77,13 @@ def splittable(path: str) -> bool:
 
 
 def _decode(path: str, data: bytes, offset: int, decoder: "codecs.IncrementalDecoder", final: bool) -> str:
+    """`data`, the bytes at `offset`, decoded; an error names its offset (the decoder's bytes
+    held back from the block before come first in what it decodes)."""
+    held = len(decoder.getstate()[0])
     try:
         return decoder.decode(data, final)
     except UnicodeDecodeError as error:
-        raise BpeError(f"{path} is not valid UTF-8 ({error.reason} at byte {offset + error.start})") from error
+        raise BpeError(f"{path} is not valid UTF-8 ({error.reason} at byte {offset - held + error.start})") from error
 
 
 def text_cutter(path: str, safe_cut: Callable[[str], int]) -> Cutter:
