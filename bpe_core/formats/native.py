@@ -172,6 +172,12 @@ def check_fields(data: dict[str, Any]) -> None:
         for index, count in enumerate(_typed(data, key, list, required=False) or []):
             if not is_int(count) or count < 0:
                 raise BpeError(f"{key}[{index}]: expected an integer >= 0, got {_short(count)}")
+    counts = data.get("merge_counts") or []
+    if counts and len(counts) != len(merges):
+        raise BpeError(f"merge_counts: {len(counts)} counts for {len(merges)} merges")
+    usage = data.get("token_usage") or []
+    if len(usage) > len(alphabet) + len(merges):
+        raise BpeError(f"token_usage: {len(usage)} counts for {len(alphabet) + len(merges)} symbols and merged tokens")
     results = data.get("merge_results")
     if results is not None and len(results) != len(merges):
         raise BpeError(f"merge_results: {len(results)} results for {len(merges)} merges")
