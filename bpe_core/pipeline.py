@@ -430,34 +430,34 @@ class Tokenizer:
         if not self._decodes_to_text:
             # a document that is a file (MIDI): special tokens (BOS, PAD) mark the sequence, not the music
             return self.decoder.decode(self._symbols([token for token in ids if token not in self._special_by_id]), self.alphabet)
-        pieces: list[Any] = []
+        pieces = [
+            part if isinstance(part, str) else self.decoder.decode(self._symbols(part), self.alphabet)
+            for part in self._special_runs(ids)
+        ]
+        return "".join(pieces) if all(isinstance(piece, str) for piece in pieces) else pieces
+
+    def _special_runs(self, ids: Sequence[int]) -> Iterator[list[int] | str]:
+        """The ids as runs of regular ids and special tokens' strings, in order (at least one run)."""
         run: list[int] = []
+        produced = False
         for token in ids:
             special = self._special_by_id.get(token)
             if special is None:
                 run.append(token)
                 continue
             if run:
-                pieces.append(self.decoder.decode(self._symbols(run), self.alphabet))
+                yield run
                 run = []
-            pieces.append(special)
-        if run or not pieces:
-            pieces.append(self.decoder.decode(self._symbols(run), self.alphabet))
-        return "".join(pieces) if all(isinstance(piece, str) for piece in pieces) else pieces
+            yield special
+            produced = True
+        if run or not produced:
+            yield run
 
     def _decode_utf8(self, ids: Sequence[int], errors: str) -> str:
         """Byte-level text decoded with Python's "replace" or "strict" UTF-8 error handling."""
-        data = bytearray()
-        run: list[int] = []
-        for token in ids:
-            special = self._special_by_id.get(token)
-            if special is None:
-                run.append(token)
-                continue
-            data += bytes(self._symbols(run))
-            data += special.encode("utf-8")
-            run = []
-        data += bytes(self._symbols(run))
+        data = b"".join(
+            part.encode("utf-8") if isinstance(part, str) else bytes(self._symbols(part)) for part in self._special_runs(ids)
+        )
         try:
             return data.decode("utf-8", errors)
         except UnicodeDecodeError as error:
