@@ -58,7 +58,9 @@ def run_bpe_bounded(
         cwd=cwd,
         capture_output=True,
         text=True,
-        env=bpe_env(),
+        # one malloc arena: each thread's arena reserves 64 MB of address space, which would make
+        # the bound depend on which threads happen to allocate (tqdm's monitor, pool feeders)
+        env={**bpe_env(), "MALLOC_ARENA_MAX": "1"},
         timeout=timeout,
         check=False,
         preexec_fn=lambda: _limit_memory(memory_mb),
