@@ -70,3 +70,14 @@ def run_bpe_bounded(
 def snapshot(directory: Path) -> dict[str, bytes]:
     """Every file under `directory` (relative path -> content): to assert a failed run changed nothing."""
     return {str(path.relative_to(directory)): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file()}
+
+
+def assert_fails_cleanly(
+    *args: object, cwd: Path, fragments: tuple[str, ...] = (), timeout: float = 60, memory_mb: int = 2048
+) -> str:
+    """Run `bpe` bounded on a bad input: one clean `error:` line holding each fragment, and no file
+    under `cwd` created or changed."""
+    before = snapshot(cwd)
+    line = assert_clean_error(run_bpe_bounded(*args, cwd=cwd, timeout=timeout, memory_mb=memory_mb), *fragments)
+    assert snapshot(cwd) == before, "a failed run created or changed a file"
+    return line

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import regex
 import tiktoken
-from cli_runner import assert_clean_error, assert_ok, run_bpe_bounded, snapshot
+from cli_runner import assert_clean_error, assert_fails_cleanly, assert_ok, run_bpe_bounded
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer as HfTokenizer
@@ -125,10 +125,7 @@ def test_hostile_config_is_one_clean_error(case: str, originals: dict[str, bytes
     content, extra, fragments = CONFIG_CASES[case]
     (tmp_path / "docs.txt").write_bytes(originals["docs.txt"])
     (tmp_path / "bad.yaml").write_bytes(content)
-    before = snapshot(tmp_path)
-    result = run_bpe_bounded("train", "bad.yaml", "docs.txt", "-o", "out.json", *extra, cwd=tmp_path, timeout=TIMEOUT, memory_mb=MEMORY_MB)
-    assert_clean_error(result, *fragments)
-    assert snapshot(tmp_path) == before
+    assert_fails_cleanly("train", "bad.yaml", "docs.txt", "-o", "out.json", *extra, cwd=tmp_path, fragments=(*fragments,), timeout=TIMEOUT, memory_mb=MEMORY_MB)
 
 
 def test_config_in_utf16_with_a_byte_order_mark_trains_like_utf8(originals: dict[str, bytes], tmp_path: Path) -> None:
@@ -184,10 +181,7 @@ def test_hostile_tokenizer_file_is_one_clean_error(case: str, originals: dict[st
     make, fragments = FILE_CASES[case]
     (tmp_path / "docs.txt").write_bytes(originals["docs.txt"])
     make(tmp_path, originals)
-    before = snapshot(tmp_path)
-    result = run_bpe_bounded("encode", "-t", "bad.json", "docs.txt", "-o", "out.ids", cwd=tmp_path, timeout=TIMEOUT, memory_mb=MEMORY_MB)
-    assert_clean_error(result, "bad.json", *fragments)
-    assert snapshot(tmp_path) == before
+    assert_fails_cleanly("encode", "-t", "bad.json", "docs.txt", "-o", "out.ids", cwd=tmp_path, fragments=("bad.json", *fragments,), timeout=TIMEOUT, memory_mb=MEMORY_MB)
 
 
 # --- class 7: imported files ----------------------------------------------------------------
@@ -236,10 +230,7 @@ def test_hostile_import_is_one_clean_error(case: str, originals: dict[str, bytes
     kind, make, fragments = IMPORT_CASES[case]
     make(tmp_path, originals)
     name = "bad.json" if kind == "hf" else "bad.tiktoken"
-    before = snapshot(tmp_path)
-    result = run_bpe_bounded("import", "--format", kind, name, "-o", "out.json", cwd=tmp_path, timeout=TIMEOUT, memory_mb=MEMORY_MB)
-    assert_clean_error(result, name, *fragments)
-    assert snapshot(tmp_path) == before
+    assert_fails_cleanly("import", "--format", kind, name, "-o", "out.json", cwd=tmp_path, fragments=(name, *fragments,), timeout=TIMEOUT, memory_mb=MEMORY_MB)
 
 
 def test_tiktoken_special_id_beyond_2_31_is_one_clean_error(originals: dict[str, bytes], tmp_path: Path) -> None:
@@ -349,10 +340,7 @@ def test_hostile_counts_file_is_one_clean_error(case: str, originals: dict[str, 
     make, fragments = COUNTS_CASES[case]
     (tmp_path / "small.yaml").write_bytes(originals["small.yaml"])
     make(tmp_path, originals)
-    before = snapshot(tmp_path)
-    result = run_bpe_bounded("train", "small.yaml", "--from-counts", "bad.counts", "-o", "out.json", cwd=tmp_path, timeout=TIMEOUT, memory_mb=MEMORY_MB)
-    assert_clean_error(result, "bad.counts", *fragments)
-    assert snapshot(tmp_path) == before
+    assert_fails_cleanly("train", "small.yaml", "--from-counts", "bad.counts", "-o", "out.json", cwd=tmp_path, fragments=("bad.counts", *fragments,), timeout=TIMEOUT, memory_mb=MEMORY_MB)
 
 
 @pytest.mark.both_modes
@@ -382,19 +370,13 @@ def test_imported_split_pattern_that_backtracks_is_one_clean_error(originals: di
     edited_json("small-hf.json", hf_regex(BACKTRACKING))(tmp_path, originals)
     assert_ok(run_bpe_bounded("import", "--format", "hf", "bad.json", "-o", "imported.json", cwd=tmp_path, timeout=TIMEOUT))
     (tmp_path / "a.txt").write_text("a" * 42 + "\n")
-    before = snapshot(tmp_path)
-    result = run_bpe_bounded("encode", "-t", "imported.json", "a.txt", "-o", "out.ids", cwd=tmp_path, timeout=TIMEOUT, memory_mb=MEMORY_MB)
-    assert_clean_error(result, "a.txt", BACKTRACKING, "catastrophic backtracking")
-    assert snapshot(tmp_path) == before
+    assert_fails_cleanly("encode", "-t", "imported.json", "a.txt", "-o", "out.ids", cwd=tmp_path, fragments=("a.txt", BACKTRACKING, "catastrophic backtracking",), timeout=TIMEOUT, memory_mb=MEMORY_MB)
 
 
 def test_config_pattern_that_backtracks_is_one_clean_error(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a" * 42 + "\n")
     (tmp_path / "bad.yaml").write_text(f"name: slow\npretokenizer: {{name: regex, pattern: '{BACKTRACKING}'}}\ntrainer: {{vocab_size: 300}}\n")
-    before = snapshot(tmp_path)
-    result = run_bpe_bounded("train", "bad.yaml", "a.txt", "-o", "out.json", cwd=tmp_path, timeout=TIMEOUT, memory_mb=MEMORY_MB)
-    assert_clean_error(result, BACKTRACKING, "catastrophic backtracking")
-    assert snapshot(tmp_path) == before
+    assert_fails_cleanly("train", "bad.yaml", "a.txt", "-o", "out.json", cwd=tmp_path, fragments=(BACKTRACKING, "catastrophic backtracking",), timeout=TIMEOUT, memory_mb=MEMORY_MB)
 
 
 def test_tiktoken_import_with_a_pattern_that_backtracks_encodes_to_one_clean_error(originals: dict[str, bytes], tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import tiktoken
-from cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe_bounded, snapshot
+from cli_runner import BPE, assert_fails_cleanly, assert_ok, bpe_env, run_bpe_bounded, snapshot
 from framework_helpers import CONFIGS_DIR, DOCS_PATH, LAMBDA_PATH, training_text
 from hypothesis import given
 from hypothesis import strategies as st
@@ -70,10 +70,7 @@ def text_tokenizer(workdir: Path) -> bpe_core.Tokenizer:
 
 def failed_without_changes(scratch: Path, *args: object, fragments: tuple[str, ...], timeout: float = 60) -> str:
     """Run `bpe` on a hostile input: a clean error holding the fragments, and no file changed."""
-    before = snapshot(scratch)
-    line = assert_clean_error(run_bpe_bounded(*args, cwd=scratch, timeout=timeout, memory_mb=MEMORY_MB), *fragments)
-    assert snapshot(scratch) == before, "a failed command created or changed a file"
-    return line
+    return assert_fails_cleanly(*args, cwd=scratch, fragments=fragments, timeout=timeout, memory_mb=MEMORY_MB)
 
 
 # ---------------------------------------------------------------------------------------------
