@@ -8,7 +8,7 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from bpe_core import _pure  # noqa: F401  (first: BPE_CORE_PURE=1 must act before compiled modules load)
+from bpe_core import pure_mode  # noqa: F401  (first: BPE_CORE_PURE=1 must act before compiled modules load)
 from bpe_core.errors import BpeError
 from bpe_core.formats.hf import from_hf
 from bpe_core.formats.native import load

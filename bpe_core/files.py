@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import IO, Any
 
-from bpe_core.components import Source
+from bpe_core.contract import Source
 from bpe_core.errors import BpeError
 
 

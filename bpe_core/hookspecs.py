@@ -8,7 +8,7 @@ declares the hooks; `bpe_core.plugins` loads and checks implementations.
 
 import pluggy
 
-from bpe_core.components import DecoderFactory, NormalizerFactory, PretokenizerFactory, ReaderFactory
+from bpe_core.contract import DecoderFactory, NormalizerFactory, PretokenizerFactory, ReaderFactory
 
 PROJECT = "bpe_core"
 hookspec = pluggy.HookspecMarker(PROJECT)

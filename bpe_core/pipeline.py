@@ -19,14 +19,14 @@ from random import Random
 from typing import Any, Literal
 
 from bpe_core import progress as progress_bars
-from bpe_core.components import Pretokenizer, Reader, StreamedText
+from bpe_core.contract import Pretokenizer, Reader, StreamedText
 from bpe_core.config import Config, RunnerConfig, load_config, parse_runner
-from bpe_core.counting import count_chunks, piece_size, pieces
+from bpe_core.chunking import count_chunks, piece_size, pieces
 from bpe_core.counts import Counts, check_same_config, check_trainable, load_counts, merge_all, pack, symbol_width, unpack
 from bpe_core.engine import TIE_RULES, Alphabet, Decoder, Encoder, Trainer
 from bpe_core.errors import BpeError, located
 from bpe_core.formats.layout import check_layout
-from bpe_core.parallel import WorkerPool, default_workers, ordered_map
+from bpe_core.runners.local import WorkerPool, default_workers, ordered_map
 from bpe_core.plugins import registry
 
 BATCH = 64  # documents per task in encode_batch: amortizes inter-process traffic
@@ -755,7 +755,7 @@ def input_config(settings: Config) -> dict[str, Any]:
 
 def _count(plan: _Plan, runner: RunnerConfig, progress: bool | None) -> Counts:
     if runner.kind == "dask":
-        from bpe_core.scaleout import count_on_dask
+        from bpe_core.runners.dask import count_on_dask
 
         return count_on_dask(plan, runner, progress)
     fraction = _sample_fraction(plan)

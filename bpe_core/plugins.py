@@ -15,7 +15,7 @@ from typing import Any, Callable
 import pluggy
 
 from bpe_core import hookspecs
-from bpe_core.components import Decoder, Normalizer, Pretokenizer, Reader
+from bpe_core.contract import Decoder, Normalizer, Pretokenizer, Reader
 from bpe_core.errors import BpeError
 
 BUILTIN_DISTRIBUTION = "bpe-core"

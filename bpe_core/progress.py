@@ -12,7 +12,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from bpe_core.components import StreamedText
+from bpe_core.contract import StreamedText
 
 
 def wanted(progress: bool | None) -> bool:

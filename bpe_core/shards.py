@@ -194,7 +194,7 @@ def _encode_set(
     """Encode each input file into its own shard in `directory` and write the index; returns it."""
     names = [shard_name(index, path) for index, path in enumerate(files)]
     if runner.kind == "dask":
-        from bpe_core.scaleout import encode_on_dask
+        from bpe_core.runners.dask import encode_on_dask
 
         results = encode_on_dask(tokenizer, files, [os.path.join(directory, name) for name in names], options, runner, progress)
     else:

@@ -407,7 +407,7 @@ def test_long_line_of_text_encodes_in_bounded_memory_and_decodes_to_itself(tmp_p
 
 
 def test_long_line_with_no_place_to_cut_is_one_error_in_bounded_memory(tmp_path):
-    from bpe_core.counting import MAX_UNCUT_CHARS
+    from bpe_core.chunking import MAX_UNCUT_CHARS
 
     path = tmp_path / "word.txt.gz"
     with gzip.open(path, "wb", compresslevel=1) as handle:

@@ -18,8 +18,8 @@ from reference import encode_reference, seed_train_naive, train_reference
 import bpe_core
 import bpe_text.readers
 from bpe_core import engine
-from bpe_core.components import StreamedText
-from bpe_core.counting import count_chunks, pieces
+from bpe_core.contract import StreamedText
+from bpe_core.chunking import count_chunks, pieces
 from bpe_core.engine.encoder import LONG_CHUNK
 from bpe_core.plugins import registry
 
@@ -418,7 +418,7 @@ def test_a_line_without_newlines_is_streamed_in_pieces_of_about_a_block(name):
 
 
 def test_streamed_text_with_no_place_to_cut_is_an_error_after_the_limit(monkeypatch):
-    monkeypatch.setattr(bpe_core.counting, "MAX_UNCUT_CHARS", 1000)
+    monkeypatch.setattr(bpe_core.chunking, "MAX_UNCUT_CHARS", 1000)
     word = streamed("a" * 5000, list(range(0, 5000, 100)))
     with pytest.raises(bpe_core.BpeError, match="<test>: more than 1000 characters"):
         list(pieces([word], pretokenizer("gpt2")))

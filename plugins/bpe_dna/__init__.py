@@ -1,7 +1,7 @@
 """Built-in DNA plugin: FASTA/FASTQ readers (Biopython), the `dna-nucleotides` and `dna-kmers`
 pretokenizers and their decoders. Registered through the `bpe_core` entry-point group."""
 
-from bpe_core.components import DecoderFactory, PretokenizerFactory, ReaderFactory
+from bpe_core.contract import DecoderFactory, PretokenizerFactory, ReaderFactory
 from bpe_core.hookspecs import hookimpl
 from bpe_dna.decoding import KmerDecoder, NucleotideDecoder
 from bpe_dna.pretokenizers import KmerPretokenizer, NucleotidePretokenizer

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from bpe_core.components import Source
+from bpe_core.contract import Source
 from bpe_core.errors import BpeError
 from bpe_core.files import HashedFile, expand_paths, read_failure
 

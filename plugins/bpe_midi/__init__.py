@@ -2,7 +2,7 @@
 REMI-style pretokenizer and the `midi` decoder (mido.MidiFile out). Registered through the
 `bpe_core` entry-point group."""
 
-from bpe_core.components import DecoderFactory, PretokenizerFactory, ReaderFactory
+from bpe_core.contract import DecoderFactory, PretokenizerFactory, ReaderFactory
 from bpe_core.hookspecs import hookimpl
 from bpe_midi.decoding import MidiDecoder
 from bpe_midi.events import MidiEventPretokenizer

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from bpe_core.components import Source
+from bpe_core.contract import Source
 from bpe_core.errors import BpeError
 from bpe_core.files import expand_paths
 from bpe_midi.song import Song, read_song

@@ -8,7 +8,7 @@ normalize text (that is a pipeline stage) and does not know about special tokens
 
 from typing import Any, Callable
 
-from bpe_core.components import DecoderFactory, Normalizer, NormalizerFactory, PretokenizerFactory, ReaderFactory
+from bpe_core.contract import DecoderFactory, Normalizer, NormalizerFactory, PretokenizerFactory, ReaderFactory
 from bpe_core.errors import BpeError
 from bpe_core.hookspecs import hookimpl
 from bpe_text.decoding import LowercaseNormalizer, TextDecoder, UnicodeNormalizer

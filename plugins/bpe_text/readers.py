@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import IO, Any, TextIO
 
-from bpe_core.components import Source, StreamedText
+from bpe_core.contract import Source, StreamedText
 from bpe_core.errors import BpeError
 from bpe_core.files import HashedFile, expand_paths, file_source, read_failure
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from bpe_core.components import Source
+from bpe_core.contract import Source
 from bpe_core.errors import BpeError
 from bpe_core.hookspecs import hookimpl
 

@@ -12,9 +12,9 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
 
 from bpe_core import progress as progress_bars
-from bpe_core.components import Pretokenizer, StreamedText
+from bpe_core.contract import Pretokenizer, StreamedText
 from bpe_core.errors import BpeError
-from bpe_core.parallel import ordered_map
+from bpe_core.runners.local import ordered_map
 
 SAMPLE_UNIT = 1 << 10  # characters of text per sampling decision (about a paragraph)
 BATCH_CHARS = 1 << 20  # characters handed to a worker at once

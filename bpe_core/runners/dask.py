@@ -27,7 +27,7 @@ from bpe_core.config import RunnerConfig
 from bpe_core.counts import Counts, merge_all
 from bpe_core.errors import BpeError
 from bpe_core.files import reader_files
-from bpe_core.parallel import default_workers
+from bpe_core.runners.local import default_workers
 from bpe_core.plugins import registry
 
 if TYPE_CHECKING:
