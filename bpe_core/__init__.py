@@ -9,16 +9,15 @@
 from importlib.metadata import PackageNotFoundError, version
 
 from bpe_core import pure_mode  # noqa: F401  (first: BPE_CORE_PURE=1 must act before compiled modules load)
+from bpe_core.counts import Counts, load_counts, sum_counts
 from bpe_core.errors import BpeError
-from bpe_core.formats.hf import from_hf
-from bpe_core.formats.native import load
-from bpe_core.formats.tiktoken import from_tiktoken
-from bpe_core.counts import Counts, load_counts
-from bpe_core.pipeline import Tokenizer, count, train
+from bpe_core.loading import from_hf, from_tiktoken, load
+from bpe_core.tokenizer import Tokenizer
+from bpe_core.training import count, train
 
 try:
     __version__ = version("bpe-core")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["BpeError", "Counts", "Tokenizer", "__version__", "count", "from_hf", "from_tiktoken", "load", "load_counts", "train"]
+__all__ = ["BpeError", "Counts", "Tokenizer", "__version__", "count", "from_hf", "from_tiktoken", "load", "load_counts", "sum_counts", "train"]

@@ -1,4 +1,4 @@
-"""Counting unique chunks over a corpus, in parallel worker processes.
+"""Cutting a corpus into chunks and counting the unique ones, in parallel worker processes.
 
 Documents are cut into pieces that split independently (streamed text is cut only where the
 pretokenizer says no chunk can change), each piece is split and counted in a worker, and the
@@ -8,11 +8,11 @@ of every chunk is ever built. This module does not train.
 
 import random
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any
 
 from bpe_core import progress as progress_bars
-from bpe_core.contract import Pretokenizer, StreamedText
+from bpe_core.contract import CountsChunks, Normalizer, Pretokenizer, StreamedText
 from bpe_core.errors import BpeError
 from bpe_core.runners.local import ordered_map
 
@@ -22,6 +22,14 @@ BATCH_CHARS = 1 << 20  # characters handed to a worker at once
 # with the built-in patterns that takes a 64 Mi-character stretch with no letter before a
 # non-letter, which no real text has.
 MAX_UNCUT_CHARS = 1 << 26
+
+
+def normalize(document: Any, normalizers: Sequence[Normalizer]) -> Any:
+    """The document after the normalizers, in order (text only; other documents pass unchanged)."""
+    if isinstance(document, str):
+        for normalizer in normalizers:
+            document = normalizer.normalize(document)
+    return document
 
 
 def pieces(
@@ -124,14 +132,14 @@ def count_chunks(
     keeps a seeded random subset of the pieces (whole documents, or blocks of streamed text).
     """
 
-    count_fast = getattr(pretokenizer, "count", None)  # optional: counts without a list of chunks
+    fast = pretokenizer if isinstance(pretokenizer, CountsChunks) else None  # counts without a list of chunks
 
     def count(batch: list[Any]) -> tuple[Counter[Hashable], int]:
         counts: Counter[Hashable] = Counter()
         for piece in batch:
             if prepare is not None:
                 piece = prepare(piece)
-            counts.update(count_fast(piece) if count_fast is not None else pretokenizer.split(piece))
+            counts.update(fast.count(piece) if fast is not None else pretokenizer.split(piece))
         return counts, sum(piece_size(piece) for piece in batch)
 
     stream: Iterator[Any] = pieces(documents, pretokenizer)

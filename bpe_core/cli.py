@@ -16,12 +16,21 @@ import yaml
 
 import bpe_core
 from bpe_core import engine
-from bpe_core.config import RunnerConfig, yaml_value
+from bpe_core import progress as progress_bars
+from bpe_core.config import RunnerConfig, parse_runner, yaml_value
+from bpe_core.contract import WritesRecords, reader_suffixes
+from bpe_core.counts import load_counts, sum_counts
+from bpe_core.demo import run_demo
+from bpe_core.encoding import IdsFormat, ShardOptions, encode_to_shards, write_ids
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, check_output, expand_paths
 from bpe_core.formats.suffixes import export_format, ids_format, import_format, is_directory_name, shard_dtype
 from bpe_core.formats.tiktoken import published_vocabulary, read_ranks
-from bpe_core.shards import DTYPES, id_bytes, reader_for
+from bpe_core.idfiles import DTYPES, check_dtype, documents_in, narrowest_dtype
+from bpe_core.inspection import measure_lines, measure_on, summary_lines
+from bpe_core.plugins import registry
+from bpe_core.tokenizer import Tokenizer
+from bpe_core.training import check_config
 
 EXIT_BAD_INPUT = 2
 
@@ -42,10 +51,6 @@ def _overrides(pairs: Sequence[str]) -> dict[str, Any]:
         except yaml.YAMLError:
             overrides[key] = value
     return overrides
-
-
-def _load(path: str) -> "bpe_core.Tokenizer":
-    return bpe_core.load(path)
 
 
 def _pipeline_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -101,13 +106,11 @@ def _sized_output(path: str, vocab_size: int) -> str:
 
 
 def _cmd_count(args: argparse.Namespace) -> int:
-    from bpe_core.counts import load_counts, merge_all
-
     started = time.perf_counter()
     if args.merge:
         if args.config is not None:
             raise BpeError("--merge takes counts files only: give no config or input files")
-        counts = merge_all((path, load_counts(path)) for path in args.merge)
+        counts = sum_counts((path, load_counts(path)) for path in args.merge)
     else:
         if args.config is None:
             raise BpeError("give a config (and input files), or --merge COUNTS...")
@@ -124,14 +127,7 @@ def _cmd_count(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dtype_for(tokenizer: "bpe_core.Tokenizer") -> str:
-    """The narrowest id width that holds every id of the tokenizer."""
-    return "uint16" if tokenizer.vocab_size <= 1 << 16 else "uint32"
-
-
 def _runner(args: argparse.Namespace) -> RunnerConfig:
-    from bpe_core.config import parse_runner
-
     return parse_runner({**_runner_choice(args), "workers": args.workers}, "command line")
 
 
@@ -141,40 +137,29 @@ def _shard_directory(args: argparse.Namespace) -> bool:
 
 
 def _cmd_encode(args: argparse.Namespace) -> int:
-    tokenizer = _load(args.tokenizer)
+    tokenizer = bpe_core.load(args.tokenizer)
     runner = _runner(args)
     args.format = args.format or ids_format(args.output) or "ids"
-    args.dtype = args.dtype or _dtype_for(tokenizer)
+    args.dtype = args.dtype or narrowest_dtype(tokenizer.vocab_size)
     shards = args.format == "bin" and _shard_directory(args)
     if runner.kind == "dask" and not shards:
         raise BpeError("runner dask writes one shard per input file: use --format bin -o DIR/")
     if args.names and args.format == "bin":
         raise BpeError("--names adds a column to --format ids or tokens; shards list the record names in DIR/index.json")
-    if args.format == "bin" and args.dtype == "uint16" and tokenizer.vocab_size > 65536:
-        raise BpeError(f"--dtype uint16 holds ids below 65536, but the vocabulary has {tokenizer.vocab_size}; use uint32")
+    if args.format == "bin":
+        check_dtype(args.dtype, tokenizer.vocab_size, "--dtype")
     eos_id: int | None = None
     if args.eos is not None:
         if args.eos not in tokenizer.special_ids:
             known = ", ".join(tokenizer.special_tokens) or "none"
             raise BpeError(f"--eos {args.eos!r} is not a special token of {args.tokenizer} (special tokens: {known})")
         eos_id = tokenizer.special_ids[args.eos]
-    allowed: Any = "all" if args.allow_special else frozenset()
-    disallowed: Any = () if args.ordinary else "all"
-    from bpe_core import progress as progress_bars
-
+    options = ShardOptions(args.dtype, eos_id, "all" if args.allow_special else frozenset(), () if args.ordinary else "all")
+    progress = False if args.quiet else None
     if shards:
-        from bpe_core.shards import ShardOptions, encode_to_shards
-
         if not args.files:
             raise BpeError("shards are written per input file: name the input files")
-        index = encode_to_shards(
-            tokenizer,
-            args.files,
-            args.output,
-            ShardOptions(args.dtype, eos_id, allowed, disallowed),
-            runner,
-            False if args.quiet else None,
-        )
+        index = encode_to_shards(tokenizer, args.files, args.output, options, runner, progress)
         if not args.quiet:
             print(
                 f"{index['documents']:,} documents, {index['tokens']:,} tokens in {len(index['shards'])} shards "
@@ -182,120 +167,25 @@ def _cmd_encode(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         return 0
-    binary = args.format == "bin"
-    reader = reader_for(tokenizer)
+    reader = tokenizer.reader()
     inputs = args.files or ["-"]
-    names: list[str] = []  # --names: each document's record id, in input order
-    documents, tokens = 0, 0
-    with atomic_output(args.output, binary) as out, progress_bars.input_bar(
-        False if args.quiet else None, "encoding", expand_paths(inputs, getattr(reader, "suffixes", ()))
+    written = IdsFormat(args.format, args.dtype, args.names)
+    with atomic_output(args.output, args.format == "bin") as out, progress_bars.input_bar(
+        progress, "encoding", expand_paths(inputs, reader_suffixes(reader))
     ) as bar:
         read = progress_bars.metered(reader.documents(inputs, strict=True), bar)
-        pieces = tokenizer.encode_pieces(_named(read, names) if args.names else read, args.workers, allowed, disallowed)
-        line_started = False  # text formats: one line per document, written piece by piece
-        name_written = False  # the reader has already given the current document: its name is known
-        for ids, ends in pieces:
-            if ends and eos_id is not None:
-                ids = [eos_id]
-            tokens += len(ids)
-            if not binary and args.names and not name_written:
-                out.write(names[documents] + "\t")
-                name_written = True
-            if binary:
-                out.write(id_bytes(ids, args.dtype))
-            elif ids:
-                show = str if args.format == "ids" else tokenizer.token_text
-                out.write((" " if line_started else "") + " ".join(map(show, ids)))
-                line_started = True
-            if ends:
-                if not binary:
-                    out.write("\n")
-                line_started = name_written = False
-                documents += 1
-                bar.set_postfix_str(f"{documents:,} docs", refresh=False)
-                if not progress_bars.counts_bytes(bar):
-                    bar.update(1)
+        documents, tokens = write_ids(tokenizer, read, out, written, options, args.workers, bar)
     if args.output not in (None, "-") and not args.quiet:
         print(f"{documents:,} documents, {tokens:,} tokens -> {args.output}", file=sys.stderr)
     return 0
 
 
-def _named(documents: Iterator[Any], names: list[str]) -> Iterator[Any]:
-    """The documents, appending each one's record id to `names` as it is read (`--names`)."""
-    from bpe_core.shards import document_name
-
-    for number, document in enumerate(documents, start=1):
-        name = document_name(document)
-        if name is None:
-            raise BpeError(f"--names: document {number} has no name; names are the record ids of FASTA/FASTQ readers")
-        names.append(name)
-        yield document
+def _ids_documents(args: argparse.Namespace, tokenizer: Tokenizer) -> Iterator[tuple[str, str | None, list[int]]]:
+    """(where, name, ids) per document of the decode input: a shard directory or an ids file."""
+    return documents_in(args.file, tokenizer.vocab_size, args.format == "bin", args.dtype)
 
 
-def _read_ids(args: argparse.Namespace) -> Iterator[tuple[int, str | None, list[int]]]:
-    """(line number, name, ids) per document in an ids file (a bin file is one document); a line
-    `NAME<TAB>ids` (`bpe encode --names`) names its document."""
-    source = args.file or "-"
-    if args.format == "bin":
-        width = DTYPES[args.dtype]
-        try:
-            data = sys.stdin.buffer.read() if source == "-" else open(source, "rb").read()
-        except OSError as error:
-            raise BpeError(f"cannot read {source}: {error.strerror or error}") from error
-        if len(data) % width:
-            raise BpeError(f"{source}: {len(data)} bytes is not a whole number of {args.dtype} ids")
-        yield 1, None, [int.from_bytes(data[index : index + width], "little") for index in range(0, len(data), width)]
-        return
-    try:
-        handle = sys.stdin.buffer if source == "-" else open(source, "rb")
-    except OSError as error:
-        raise BpeError(f"cannot read {source}: {error.strerror or error}") from error
-    with handle:
-        for line_number, line in enumerate(handle, start=1):
-            name, tab, rest = line.partition(b"\t")
-            yield line_number, (_record_name(name, source, line_number) if tab else None), [
-                _token_id(token, source, line_number) for token in (rest if tab else line).split()
-            ]
-
-
-def _record_name(name: bytes, source: str, line_number: int) -> str:
-    """The record name before a tab (`bpe encode --names`)."""
-    try:
-        return name.decode("utf-8")
-    except UnicodeDecodeError:
-        raise BpeError(f"{source}, line {line_number}: the record name is not UTF-8 text") from None
-
-
-# An id has at most this many digits: more is no id of any vocabulary (and Python refuses to
-# convert over 4,300 digits), so such a token is echoed shortened.
-_ID_DIGITS = 19
-
-
-def _token_id(token: bytes, source: str, line_number: int) -> int:
-    """One id of an ids file: ASCII digits only (no sign, no `_`, no other script's digits)."""
-    if token.isdigit() and len(token) <= _ID_DIGITS:  # bytes.isdigit() is ASCII digits only
-        return int(token)
-    try:
-        text = token.decode("utf-8")
-    except UnicodeDecodeError:
-        raw = token if len(token) <= 40 else token[:20] + b"..." + token[-8:]
-        raise BpeError(f"{source}, line {line_number}: {raw!r} is not a token id (the file is not UTF-8 text)") from None
-    shown = repr(text if len(text) <= 40 else text[:20] + "..." + text[-8:])
-    if token.isdigit():
-        raise BpeError(f"{source}, line {line_number}: {shown} ({len(token)} digits) is too large for a token id")
-    raise BpeError(f"{source}, line {line_number}: {shown} is not a token id (ids are ASCII digits 0-9)")
-
-
-def _ids_documents(args: argparse.Namespace, tokenizer: "bpe_core.Tokenizer") -> Iterator[tuple[str, str | None, list[int]]]:
-    """(where, name, ids) per document: of a shard directory (its index names the records), or of an ids file."""
-    if args.file is not None and os.path.isdir(args.file):
-        from bpe_core.shards import read_shards
-
-        return read_shards(args.file, tokenizer.vocab_size)
-    return ((f"{args.file or '-'}, line {line_number}", name, ids) for line_number, name, ids in _read_ids(args))
-
-
-def _decoded_records(tokenizer: "bpe_core.Tokenizer", args: argparse.Namespace) -> Iterator[tuple[str, Any]]:
+def _decoded_records(tokenizer: Tokenizer, args: argparse.Namespace) -> Iterator[tuple[str, Any]]:
     """(name, sequence) per document for a records file (FASTA): the name from the shard index or
     the ids file, else the document's number; special tokens (an --eos marker) are left out."""
     specials = set(tokenizer.special_ids.values())
@@ -307,16 +197,15 @@ def _decoded_records(tokenizer: "bpe_core.Tokenizer", args: argparse.Namespace) 
 
 
 def _cmd_decode(args: argparse.Namespace) -> int:
-    tokenizer = _load(args.tokenizer)
+    tokenizer = bpe_core.load(args.tokenizer)
     args.format = args.format or ids_format(args.file) or "ids"
     if args.format == "bin" and args.dtype is None:
         # the width the shard index records for this file, else the narrowest that holds the vocabulary
-        args.dtype = (shard_dtype(args.file) if args.file not in (None, "-") else None) or _dtype_for(tokenizer)
-    # optional decoder abilities: records files (DNA: FASTA), chosen by the output's suffix
-    write_records = getattr(tokenizer.decoder, "write_records", None)
-    suffixes: tuple[str, ...] = getattr(tokenizer.decoder, "record_suffixes", ())
-    if args.output is not None and write_records is not None and args.output.endswith(suffixes):
-        write_records(_decoded_records(tokenizer, args), args.output)
+        args.dtype = (shard_dtype(args.file) if args.file not in (None, "-") else None) or narrowest_dtype(tokenizer.vocab_size)
+    # an optional decoder ability: records files (DNA: FASTA), chosen by the output's suffix
+    decoder = tokenizer.decoder
+    if args.output is not None and isinstance(decoder, WritesRecords) and args.output.endswith(decoder.record_suffixes):
+        decoder.write_records(_decoded_records(tokenizer, args), args.output)
         return 0
     documents = []
     for where, _, ids in _ids_documents(args, tokenizer):
@@ -340,12 +229,10 @@ def _cmd_decode(args: argparse.Namespace) -> int:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    from bpe_core.inspection import measure_lines, measure_on, summary_lines
-
     if (args.tokenizer is None) == (args.tokenizer_option is None):
         raise BpeError("give the tokenizer once: bpe inspect TOKENIZER, or bpe inspect -t TOKENIZER")
     path = args.tokenizer or args.tokenizer_option
-    tokenizer = _load(path)
+    tokenizer = bpe_core.load(path)
     if args.top < 0:
         raise BpeError(f"--top must be 0 or more, got {args.top}")
     lines = summary_lines(tokenizer, args.top)
@@ -356,15 +243,13 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from bpe_core.pipeline import check_config
-
     summary = check_config(args.config, _overrides(args.set))
     print(f"ok: {args.config}: {summary}")
     return 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    tokenizer = _load(args.tokenizer)
+    tokenizer = bpe_core.load(args.tokenizer)
     if (args.format or export_format(args.output)) == "hf":
         tokenizer.to_hf(args.output)
     else:
@@ -406,8 +291,6 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_plugins(args: argparse.Namespace) -> int:
-    from bpe_core.plugins import registry
-
     for info in registry().plugins():
         print(f"{info.name} ({info.distribution} {info.version}, module {info.module})")
         for kind, names in info.components.items():
@@ -417,8 +300,6 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from bpe_core.demo import run_demo
-
     run_demo()
     return 0
 

@@ -1,11 +1,16 @@
-"""The shapes of the components plugins provide: pretokenizers, readers and documents.
+"""The plugin contract: the shapes of the components plugins provide (pretokenizers, readers,
+decoders, normalizers), the optional abilities a component may have, and the small value
+classes both sides share.
 
-These are typing Protocols plus the small value classes both sides share. Nothing here does work.
+Every component has the methods of its Protocol. An optional ability is a runtime-checkable
+Protocol of its own, which the framework tests with `isinstance` (never `getattr`), and which
+docs/plugins.md lists under the same names. Nothing here does work.
 """
 
-from collections.abc import Hashable, Iterable, Iterator
+import codecs
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, runtime_checkable
 
 
 class Pretokenizer(Protocol):
@@ -94,3 +99,151 @@ PretokenizerFactory = Callable[[dict[str, Any]], Pretokenizer]
 ReaderFactory = Callable[[dict[str, Any]], Reader]
 DecoderFactory = Callable[[dict[str, Any]], Decoder]
 NormalizerFactory = Callable[[dict[str, Any]], Normalizer]
+
+
+# Optional abilities ------------------------------------------------------------------------------
+# A component has one when it has the Protocol's members; `isinstance(component, Ability)` tells.
+
+
+@runtime_checkable
+class CountsChunks(Protocol):
+    """A pretokenizer that counts a document's chunks without making a list of them (faster)."""
+
+    def count(self, document: Any) -> Mapping[Hashable, int]: ...
+
+
+@runtime_checkable
+class ReportsOffsets(Protocol):
+    """A pretokenizer that says where each chunk and each of its symbols lie in the document, so
+    `Tokenizer.encode_with_offsets` can give every token its span (DNA: genome coordinates)."""
+
+    def split_with_offsets(self, document: Any) -> Iterable[tuple[Hashable, int]]: ...
+
+    def symbol_spans(self, chunk: Hashable) -> list[tuple[int, int]]: ...
+
+
+@runtime_checkable
+class ReportsEncoding(Protocol):
+    """A pretokenizer that quantizes (MIDI) and reports what encoding a document lost or changed."""
+
+    def report(self, document: Any) -> Mapping[str, Any]: ...
+
+
+@runtime_checkable
+class ConfiguresDecoder(Protocol):
+    """A pretokenizer whose decoder needs options of its own (the grid, the case of letters)."""
+
+    def decoder_options(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class ExportsToHF(Protocol):
+    """A pretokenizer that can describe itself as Hugging Face components: `normalizer` (or None),
+    `pre_tokenizer` and `decoder`, as they appear in a tokenizer.json."""
+
+    def hf_components(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class NamesSymbols(Protocol):
+    """A pretokenizer that names its base symbols for reports ("bytes", "nucleotides", "events")."""
+
+    symbol_unit: str
+
+
+@runtime_checkable
+class StreamsText(Protocol):
+    """A decoder of byte-level text that decodes incrementally (`Tokenizer.decode_stream`)."""
+
+    def stream(self) -> codecs.IncrementalDecoder: ...
+
+
+@runtime_checkable
+class WritesRecords(Protocol):
+    """A decoder that writes named records to one file (DNA: FASTA) when the output's name ends
+    with one of `record_suffixes`."""
+
+    record_suffixes: tuple[str, ...]
+
+    def write_records(self, records: Iterable[tuple[str, Any]], path: str) -> None: ...
+
+
+@runtime_checkable
+class ListsSuffixes(Protocol):
+    """A reader that, given a directory, reads only the files ending with one of `suffixes`."""
+
+    suffixes: tuple[str, ...]
+
+
+@runtime_checkable
+class MeasuresDocuments(Protocol):
+    """A reader that reports what the documents it read add up to (MIDI: beats, files skipped)."""
+
+    def measures(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class ReadsRanges(Protocol):
+    """A reader that reads a byte range of a large file, so counting and encoding can split it
+    (on a Dask cluster). `range_fragments`: the file is one document and its ranges are pieces of
+    it (plain text), not whole documents (JSON lines)."""
+
+    range_fragments: bool
+
+    def splittable(self, path: str) -> bool: ...
+
+    def range_documents(self, path: str, start: int, step: int, safe_cut: Callable[[str], int]) -> Iterator[Any]: ...
+
+
+@runtime_checkable
+class Sourced(Protocol):
+    """A document that knows the file it came from (streamed text, a FASTA record, a song)."""
+
+    source: str
+
+
+@runtime_checkable
+class Named(Protocol):
+    """A document with a name of its own (a FASTA/FASTQ record's id)."""
+
+    id: str
+
+
+ABILITIES = (
+    CountsChunks,
+    ReportsOffsets,
+    ReportsEncoding,
+    ConfiguresDecoder,
+    ExportsToHF,
+    NamesSymbols,
+    StreamsText,
+    WritesRecords,
+    ListsSuffixes,
+    MeasuresDocuments,
+    ReadsRanges,
+    Sourced,
+    Named,
+)
+
+
+def symbol_unit(pretokenizer: Pretokenizer) -> str:
+    """What the pretokenizer's base symbols are, for reports ("symbols" when it does not say)."""
+    return pretokenizer.symbol_unit if isinstance(pretokenizer, NamesSymbols) else "symbols"
+
+
+def reader_suffixes(reader: Reader) -> tuple[str, ...]:
+    """The file suffixes a reader takes from a directory (all files when it does not say)."""
+    return reader.suffixes if isinstance(reader, ListsSuffixes) else ()
+
+
+def document_name(document: Any) -> str | None:
+    """A document's own name: a FASTA/FASTQ record's id; None for documents without one (text)."""
+    return document.id if isinstance(document, Named) and isinstance(document.id, str) else None
+
+
+def document_source(document: Any) -> str:
+    """Where a document came from, for error messages: its file (and record), else "input"."""
+    if isinstance(document, Sourced) and isinstance(document.source, str):
+        name = document_name(document)
+        return f"{document.source}, record {name}" if name is not None else document.source
+    return "input"

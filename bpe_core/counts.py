@@ -58,14 +58,6 @@ def unpack(key: bytes, width: int) -> list[int]:
     return [int.from_bytes(key[start : start + width], "big") for start in range(0, len(key), width)]
 
 
-def add_counts(total: dict[bytes, int], part: dict[bytes, int]) -> dict[bytes, int]:
-    """total += part, key by key (in place; returns total)."""
-    get = total.get
-    for key, count in part.items():
-        total[key] = get(key, 0) + count
-    return total
-
-
 def merge_measures(total: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
     """Readers' measures (MIDI: beats, files skipped) add up across parts."""
     merged = dict(total)
@@ -96,20 +88,6 @@ class Counts:
         """Base symbols counted (with repeats)."""
         width = self.width
         return sum(len(key) // width * count for key, count in self.chunks.items())
-
-    def absorb(self, other: "Counts", origin: str = "counts", repeats: bool = False) -> None:
-        """Add other's counts to these (in place); both must split and normalize alike. A file in
-        both is an error unless `repeats` (the parts of one run that named a file twice)."""
-        check_same_config(self.config, other.config, origin)
-        if self.alphabet_size != other.alphabet_size:
-            raise BpeError(f"{origin}: alphabet of {other.alphabet_size} symbols, expected {self.alphabet_size}")
-        seen = {(item["path"], item["sha256"]) for item in self.inputs}
-        for item in other.inputs:
-            if not repeats and (item["path"], item["sha256"]) in seen:
-                raise BpeError(f"{origin}: {item['path']} is counted twice (it is in both counts)")
-        add_counts(self.chunks, other.chunks)
-        self.inputs = self.inputs + other.inputs
-        self.measures = merge_measures(self.measures, other.measures)
 
     def save(self, path: str) -> None:
         """Write the counts file (atomically): header line, then sorted records, gzip-compressed."""
@@ -230,14 +208,29 @@ def _show(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def merge_all(items: Iterable[tuple[str, Counts]], repeats: bool = False) -> Counts:
-    """The sum of several counts, each named by where it came from (for errors)."""
-    merged: Counts | None = None
+def sum_counts(items: Iterable[tuple[str, Counts]], repeats: bool = False) -> Counts:
+    """The sum of several counts, each named by where it came from (for errors); the inputs stay
+    untouched, so a Dask task rerun after a lost worker sums the same. All must split and normalize
+    alike. A file in two of them is an error unless `repeats` (the parts of one run that named a
+    file twice)."""
+    total: Counts | None = None
+    seen: set[tuple[str, str]] = set()
     for origin, counts in items:
-        if merged is None:
-            merged = Counts(counts.config, counts.alphabet_size, dict(counts.chunks), list(counts.inputs), dict(counts.measures))
+        if total is None:
+            total = Counts(counts.config, counts.alphabet_size, dict(counts.chunks), list(counts.inputs), dict(counts.measures))
         else:
-            merged.absorb(counts, origin, repeats)
-    if merged is None:
+            check_same_config(total.config, counts.config, origin)
+            if total.alphabet_size != counts.alphabet_size:
+                raise BpeError(f"{origin}: alphabet of {counts.alphabet_size} symbols, expected {total.alphabet_size}")
+            for item in counts.inputs:
+                if not repeats and (item["path"], item["sha256"]) in seen:
+                    raise BpeError(f"{origin}: {item['path']} is counted twice (it is in both counts)")
+            chunks, get = total.chunks, total.chunks.get
+            for key, count in counts.chunks.items():
+                chunks[key] = get(key, 0) + count
+            total.inputs = total.inputs + counts.inputs
+            total.measures = merge_measures(total.measures, counts.measures)
+        seen.update((item["path"], item["sha256"]) for item in counts.inputs)
+    if total is None:
         raise BpeError("no counts to merge")
-    return merged
+    return total

@@ -7,7 +7,9 @@ import tempfile
 from importlib.resources import as_file, files
 from typing import Any
 
-from bpe_core.pipeline import Tokenizer, train
+from bpe_core.loading import load
+from bpe_core.tokenizer import Tokenizer
+from bpe_core.training import train
 
 
 def _heading(title: str) -> None:
@@ -48,8 +50,6 @@ def text_demo() -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = f"{directory}/demo-text.json"
         tokenizer.save(path)
-        from bpe_core.formats.native import load
-
         reloaded = load(path)
         print(f"saved and reloaded: same ids = {reloaded.encode(example) == tokenizer.encode(example)}")
 

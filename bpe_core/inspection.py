@@ -6,15 +6,13 @@ It returns lines and numbers; printing them is the command line's job. It change
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from bpe_core.shards import reader_for
-
-if TYPE_CHECKING:
-    from bpe_core.pipeline import Tokenizer
+from bpe_core.contract import MeasuresDocuments, ReportsEncoding, symbol_unit
+from bpe_core.tokenizer import Tokenizer
 
 
-def summary_lines(tokenizer: "Tokenizer", top: int) -> list[str]:
+def summary_lines(tokenizer: Tokenizer, top: int) -> list[str]:
     """The inspect report: vocabulary, alphabet, specials, pipeline, where the tokenizer came from
     (training inputs, at most `top` of them, or the file it was imported from) and token lists."""
     show = tokenizer.token_text
@@ -38,7 +36,7 @@ def summary_lines(tokenizer: "Tokenizer", top: int) -> list[str]:
             f"trained on:    {provenance.get('chunks', 0):,} chunks ({provenance.get('unique_chunks', 0):,} unique), "
             f"{provenance.get('symbols', 0):,} symbols, in {provenance.get('seconds', 0)} s"
         )
-        unit = getattr(tokenizer.pretokenizer, "symbol_unit", "symbols")  # optional: what a base symbol is
+        unit = symbol_unit(tokenizer.pretokenizer)
         if provenance.get("tokens"):
             lines.append(
                 f"compression:   {provenance['symbols'] / provenance['tokens']:.2f} base symbols ({unit}) per token on the training data"
@@ -71,31 +69,30 @@ def summary_lines(tokenizer: "Tokenizer", top: int) -> list[str]:
     return lines
 
 
-def measure_on(tokenizer: "Tokenizer", paths: Sequence[str], workers: int | None = None) -> dict[str, Any]:
+def measure_on(tokenizer: Tokenizer, paths: Sequence[str], workers: int | None = None) -> dict[str, Any]:
     """Encode files (read as the tokenizer's config says) and measure: documents, tokens, base
     symbols (special-token strings count as plain text), the reader's measures (MIDI: beats) and
     the summed encoding report of pretokenizers that give one (MIDI: what quantization changed)."""
-    reader = reader_for(tokenizer)
+    reader = tokenizer.reader()
     usage: Counter[int] = Counter()
     documents = 0
-    for ids in tokenizer.encode_documents(
+    for ids, ends in tokenizer.encode_pieces(
         reader.documents(list(paths), strict=True), workers, allowed_special=frozenset(), disallowed_special=frozenset()
     ):
-        documents += 1
+        documents += ends
         usage.update(ids)
     specials = set(tokenizer.special_ids.values())
     measured: dict[str, Any] = {
         "documents": documents,
         "tokens": sum(usage.values()),
         "symbols": sum(count * len(tokenizer.token_symbols(token)) for token, count in usage.items() if token not in specials),
-        "unit": getattr(tokenizer.pretokenizer, "symbol_unit", "symbols"),
+        "unit": symbol_unit(tokenizer.pretokenizer),
     }
-    measures = getattr(reader, "measures", None)  # optional: what the documents add up to (MIDI: beats)
-    if measures is not None:
-        measured.update(measures())
-    if getattr(tokenizer.pretokenizer, "report", None) is not None:
+    if isinstance(reader, MeasuresDocuments):
+        measured.update(reader.measures())
+    if isinstance(tokenizer.pretokenizer, ReportsEncoding):
         totals: dict[str, Any] = {}
-        for document in reader_for(tokenizer).documents(list(paths), strict=True):
+        for document in tokenizer.reader().documents(list(paths), strict=True):
             for key, value in tokenizer.encoding_report(document).items():
                 if isinstance(value, (int, float)):
                     # counts add up over files; a maximum ("max_onset_shift_beats") stays the largest

@@ -33,7 +33,8 @@ from hypothesis import strategies as st
 
 import bpe_core
 from bpe_core.config import parse_runner
-from bpe_core.shards import ShardOptions, encode_to_shards, read_shards
+from bpe_core.encoding import ShardOptions, encode_to_shards
+from bpe_core.idfiles import read_shards
 
 
 @pytest.fixture(scope="module")

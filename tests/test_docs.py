@@ -23,7 +23,7 @@ import pytest
 import bpe_core
 from bpe_core.config import RUNNER_KINDS, SECTIONS, SPECIAL_POSITIONS
 from bpe_core.engine import TIE_RULES
-from bpe_core.pipeline import TextStream
+from bpe_core.tokenizer import TextStream
 from bpe_core.plugins import registry
 
 ROOT = Path(__file__).resolve().parents[1]

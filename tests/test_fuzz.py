@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from midi_helpers import REMI_BPE_CONFIG, pop909_paths
 
 import bpe_core
+import bpe_core.training
 from bpe_core.errors import BpeError
 from bpe_core.plugins import registry
 
@@ -327,7 +328,7 @@ def test_a_mutated_config_validates_or_is_a_clean_error(valid: dict[str, Any], t
     path.write_bytes(data.draw(config_texts(valid["configs"])).text(valid["configs"]))
     with bounded():
         try:
-            summary = bpe_core.pipeline.check_config(str(path), files=[str(valid["corpus"])])
+            summary = bpe_core.training.check_config(str(path), files=[str(valid["corpus"])])
         except BpeError:
             return
     assert "vocab" in summary

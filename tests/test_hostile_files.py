@@ -447,7 +447,7 @@ def imported_file(originals: dict[str, bytes], tmp_path_factory: pytest.TempPath
 @settings(max_examples=150)
 @given(data=st.data())
 def test_a_mutated_tokenizer_file_loads_or_is_one_clean_error(data: st.DataObject, imported_file: dict[str, Any]) -> None:
-    from bpe_core.formats.native import from_dict
+    from bpe_core.loading import from_dict
 
     try:
         tokenizer = from_dict(mutated(imported_file, data), "fuzz.json")

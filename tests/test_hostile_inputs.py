@@ -29,7 +29,7 @@ from bpe_text.readers import JsonlReader, TextReader
 
 import bpe_core
 from bpe_core.errors import BpeError
-from bpe_core.pipeline import count
+from bpe_core.training import count
 from bpe_core.plugins import registry
 from cli_runner import assert_clean_error, assert_ok, run_bpe_bounded, snapshot
 from dna_helpers import CONFIGS_DIR, LAMBDA_PATH, READS_PATH

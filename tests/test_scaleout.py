@@ -22,9 +22,9 @@ import bpe_core
 from bpe_core.config import parse_runner
 from bpe_core.counts import load_counts
 from bpe_core.errors import BpeError
-from bpe_core.pipeline import count
+from bpe_core.training import count
 from bpe_core.plugins import registry
-from bpe_core.shards import ShardOptions, encode_to_shards, reader_for, shard_name
+from bpe_core.encoding import ShardOptions, encode_to_shards, shard_name
 from cli_runner import assert_clean_error, assert_ok, run_bpe
 from conftest import read_fasta
 from dna_helpers import CHR17_PATH, CONFIGS_DIR, ECOLI_PATH, LAMBDA_PATH
@@ -302,7 +302,7 @@ def test_dna_and_midi_shards_on_dask_equal_encoding_each_document(cluster, songs
             data = (directory / entry["shard"]).read_bytes()
             ids = [int.from_bytes(data[start : start + width], "little") for start in range(0, len(data), width)]
             expected = []
-            for document in reader_for(tokenizer).documents([path], strict=True):
+            for document in tokenizer.reader().documents([path], strict=True):
                 expected += tokenizer.encode(document) + [options.eos_id]
             assert ids == expected
             assert entry["documents"] >= 1 and entry["tokens"] == len(ids)

@@ -1,6 +1,7 @@
 """The compiled core: training, encoding and decoding over an abstract alphabet of symbol ids.
 
-It imports nothing from the rest of bpe_core and does no I/O; see DESIGN.md's engine rules.
+It imports nothing from the rest of bpe_core and does no I/O; docs/architecture.md describes the
+trainer and the encoder, and why they are written for mypyc.
 """
 
 import sys

@@ -12,17 +12,17 @@ those of `encode(text, add_special_tokens=False)`; the import records that it ig
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bpe_core.config import ComponentConfig
+from bpe_core.contract import ExportsToHF
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, make_directory, read_json
 from bpe_core.formats.hf_folder import template_post_processor, write_transformers_files
 from bpe_core.formats.layout import MAX_ID, check_id, is_int
 from bpe_core.formats.tiktoken import NAMED_PATTERNS, pretokenizer_for
 from bpe_core.plugins import registry
-
-if TYPE_CHECKING:
-    from bpe_core.pipeline import Tokenizer
+from bpe_core.spec import IdLayout, TokenizerSpec, TokenizerView
 
 GPT2_BYTELEVEL = "gpt2"
 # The model's unknown token in exports of non-byte-level tokenizers (DNA): a name that is not in
@@ -131,14 +131,8 @@ def _pattern(path: str, spec: Any) -> tuple[str, bool]:
     raise _refuse(path, f"pre-tokenizer {json.dumps(spec)[:200]} is not supported")
 
 
-def from_hf(path: str | os.PathLike[str]) -> "Tokenizer":
-    """A tokenizer from a Hugging Face `tokenizer.json` (byte-level BPE).
-
-    >>> tok = bpe_core.from_hf("tokenizer.json")
-    """
-    from bpe_core.pipeline import Tokenizer
-
-    path = os.fspath(path)
+def read_spec(path: str) -> TokenizerSpec:
+    """The spec of a Hugging Face `tokenizer.json` (byte-level BPE; `bpe_core.from_hf` builds it)."""
     data = read_json(path, "tokenizer.json")
     model = data.get("model") if isinstance(data, dict) else None
     if not isinstance(model, dict) or model.get("type", "BPE") != "BPE" or "merges" not in model:
@@ -204,23 +198,17 @@ def from_hf(path: str | os.PathLike[str]) -> "Tokenizer":
     provenance: dict[str, Any] = {"imported_from": {"format": "hf", "path": path}}
     if data.get("post_processor") is not None:
         provenance["ignored_post_processor"] = _object(path, "post_processor", data["post_processor"]).get("type")
-    try:
-        return Tokenizer(
-            name=name,
-            pretokenizer=pretokenizer,
-            merges=merges,
-            merge_results=results,
-            special_tokens=list(added),
-            ids=ids,
-            special_ids=added,
-            orphans=orphans,
-            whole_chunks=whole_chunks,
-            normalizers=normalizers,
-            config={"name": name, "pretokenizer": {"name": pretokenizer.name, **pretokenizer.options()}},
-            provenance=provenance,
-        )
-    except BpeError as error:  # the ids do not fit together
-        raise BpeError(f"{path}: {error}") from None
+    return TokenizerSpec(
+        name=name,
+        pretokenizer=ComponentConfig(pretokenizer.name, pretokenizer.options()),
+        merges=merges,
+        merge_results=results,
+        special_tokens=tuple(added),
+        layout=IdLayout(ids, added, orphans, whole_chunks),
+        normalizers=tuple(ComponentConfig(normalizer, options) for normalizer, options in normalizers),
+        config={"name": name, "pretokenizer": {"name": pretokenizer.name, **pretokenizer.options()}},
+        provenance=provenance,
+    )
 
 
 def _check_shapes(path: str, data: Any) -> None:
@@ -277,7 +265,7 @@ def _check_ids(path: str, vocab: dict[str, int], added: dict[str, int]) -> None:
         seen[token_id] = token
 
 
-def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
+def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
     """Write a `tokenizer.json` that `tokenizers.Tokenizer.from_file` and
     `transformers.PreTrainedTokenizerFast(tokenizer_file=...)` load, giving our ids.
 
@@ -293,10 +281,9 @@ def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
     is refused. A letter outside a non-byte-level alphabet is an error in both libraries (see
     `UNKNOWN_LETTER`).
     """
-    describe = getattr(tokenizer.pretokenizer, "hf_components", None)
-    if describe is None:
+    if not isinstance(tokenizer.pretokenizer, ExportsToHF):
         raise BpeError(f"pretokenizer {tokenizer.pretokenizer.name!r} has no Hugging Face equivalent")
-    components: dict[str, Any] = describe()
+    components = tokenizer.pretokenizer.hf_components()
     long_labels = [label for label in tokenizer.alphabet if len(label) != 1]
     if long_labels:
         raise BpeError(f"Hugging Face BPE works on characters; symbols such as {long_labels[0]!r} are not one character")
@@ -320,11 +307,11 @@ def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
         for token, token_id in reserved.items()
     ]
     normalizer_types = {value: key for key, value in NORMALIZERS.items()}
-    unsupported = [name for name, _ in tokenizer.normalizer_specs if name not in normalizer_types]
+    unsupported = [item.name for item in tokenizer.spec.normalizers if item.name not in normalizer_types]
     if unsupported:
         raise BpeError(f"normalizer {unsupported[0]!r} has no Hugging Face equivalent")
     # ours run first, then the pretokenizer's own (such as DNA case folding)
-    normalizers = [{"type": normalizer_types[name]} for name, _ in tokenizer.normalizer_specs]
+    normalizers = [{"type": normalizer_types[item.name]} for item in tokenizer.spec.normalizers]
     if components.get("normalizer") is not None:
         normalizers.append(components["normalizer"])
     data = {
@@ -345,7 +332,7 @@ def to_hf(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
             "end_of_word_suffix": None,
             "fuse_unk": False,
             "byte_fallback": False,
-            "ignore_merges": bool(tokenizer._whole_chunks),
+            "ignore_merges": bool(tokenizer.layout.whole_chunks),
             "vocab": vocab,
             "merges": [[tokenizer.token_text(left), tokenizer.token_text(right)] for left, right in tokenizer.merges],
         },

@@ -2,85 +2,71 @@
 
 It holds the format version, the pipeline config (component names and options, plugin
 versions), the alphabet, the merges with their training counts, the special tokens and the
-training provenance. Writing is atomic. This module does not read other libraries' formats.
+training provenance. Writing is atomic. Reading gives a `TokenizerSpec` (`bpe_core.load` builds
+the tokenizer). This module does not read other libraries' formats.
 """
 
 import json
-import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bpe_core.config import ComponentConfig
+from bpe_core.engine import Encoder
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, read_json
 from bpe_core.formats.layout import MAX_ID, check_id, is_int
 from bpe_core.plugins import registry
-
-if TYPE_CHECKING:
-    from bpe_core.pipeline import Tokenizer
+from bpe_core.spec import IdLayout, TokenizerSpec, TokenizerView
 
 FORMAT = "bpe-core"
 VERSION = 1
 
 
-def to_dict(tokenizer: "Tokenizer") -> dict[str, Any]:
+def to_dict(tokenizer: TokenizerView) -> dict[str, Any]:
+    """The content of the tokenizer file."""
+    spec = tokenizer.spec
     layout: dict[str, Any] = {}
-    shift = len(tokenizer.special_tokens) if tokenizer.special_position == "start" else 0
-    internal_count = len(tokenizer._external)
-    default_ids = [internal + shift for internal in range(internal_count)]
-    first_special = 0 if tokenizer.special_position == "start" else internal_count
-    default_special_ids = {token: first_special + index for index, token in enumerate(tokenizer.special_tokens)}
     # an imported vocabulary keeps its own ids: regular, special (tiktoken's <|endoftext|> at
     # 100257 whatever the merges), orphans and whole chunks, each of which differs from training's
-    if (
-        tokenizer._external != default_ids
-        or tokenizer.special_ids != default_special_ids
-        or tokenizer._orphans
-        or tokenizer._whole_chunks
-    ):
+    if spec.layout is not None:
         layout = {
-            "ids": tokenizer._external,
-            "special_ids": tokenizer.special_ids,
-            "orphans": {str(token): symbols for token, symbols in tokenizer._orphans.items()},
-            "whole_chunks": [[list(chunk), token] for chunk, token in tokenizer._whole_chunks.items()],
+            "ids": spec.layout.ids,
+            "special_ids": spec.layout.special_ids,
+            "orphans": {str(token): symbols for token, symbols in spec.layout.orphans.items()},
+            "whole_chunks": [[list(chunk), token] for chunk, token in spec.layout.whole_chunks.items()],
         }
-    if tokenizer.merge_results is not None:
-        layout["merge_results"] = tokenizer.merge_results
+    if spec.merge_results is not None:
+        layout["merge_results"] = spec.merge_results
     return {
         "format": FORMAT,
         "version": VERSION,
-        "name": tokenizer.name,
-        "normalizers": [{"name": name, "options": options} for name, options in tokenizer.normalizer_specs],
-        "pretokenizer": {"name": tokenizer.pretokenizer.name, "options": tokenizer.pretokenizer.options()},
-        "plugins": tokenizer.plugins,
+        "name": spec.name,
+        "normalizers": [{"name": item.name, "options": item.options} for item in spec.normalizers],
+        "pretokenizer": {"name": spec.pretokenizer.name, "options": spec.pretokenizer.options},
+        "plugins": spec.plugins,
         "alphabet": tokenizer.alphabet,
-        "merges": [list(pair) for pair in tokenizer._merges],
-        "merge_counts": tokenizer.merge_counts,
-        "token_usage": tokenizer.token_usage,
-        "special_tokens": {"tokens": tokenizer.special_tokens, "position": tokenizer.special_position},
-        "padding": tokenizer.padding,
+        "merges": [list(pair) for pair in spec.merges],
+        "merge_counts": spec.merge_counts,
+        "token_usage": spec.token_usage,
+        "special_tokens": {"tokens": list(spec.special_tokens), "position": spec.special_position},
+        "padding": spec.padding,
         **layout,
-        "config": tokenizer.config,
-        "provenance": tokenizer.provenance,
+        "config": spec.config,
+        "provenance": spec.provenance,
     }
 
 
-def save(tokenizer: "Tokenizer", path: str) -> None:
+def save(tokenizer: TokenizerView, path: str) -> None:
     with atomic_output(path) as handle:
         handle.write(json.dumps(to_dict(tokenizer), ensure_ascii=False, separators=(",", ":")) + "\n")
 
 
-def load(path: str | os.PathLike[str]) -> "Tokenizer":
-    """Read a tokenizer file written by `Tokenizer.save`.
-
-    >>> tok = bpe_core.load("gpt2-32k.json")
-    """
-    path = os.fspath(path)
-    return from_dict(read_json(path, "tokenizer file"), path)
+def read_spec(path: str) -> TokenizerSpec:
+    """The spec in a tokenizer file written by `Tokenizer.save` (`bpe_core.load` builds it)."""
+    return spec_from_dict(read_json(path, "tokenizer file"), path)
 
 
-def from_dict(data: Any, path: str) -> "Tokenizer":
-    """A tokenizer from the content of a tokenizer file (`path` names it in errors)."""
-    from bpe_core.pipeline import Tokenizer
-
+def spec_from_dict(data: Any, path: str) -> TokenizerSpec:
+    """The spec in the content of a tokenizer file (`path` names it in errors)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BpeError(f"{path} is not a bpe-core tokenizer file (no \"format\": \"{FORMAT}\")")
     version = data.get("version")
@@ -93,12 +79,12 @@ def from_dict(data: Any, path: str) -> "Tokenizer":
     try:
         pretokenizer_data = data["pretokenizer"]
         name = pretokenizer_data["name"]
-        normalizers = [(str(item["name"]), dict(item.get("options", {}))) for item in data.get("normalizers", [])]
+        normalizers = tuple(ComponentConfig(str(item["name"]), dict(item.get("options", {}))) for item in data.get("normalizers", []))
         plugins = registry()
         recorded_plugins = data.get("plugins", {})
         if not isinstance(recorded_plugins, dict):
             raise BpeError(f"{path}: \"plugins\" must map plugin names to versions")
-        for kind, needed in [("pretokenizer", name)] + [("normalizer", normalizer) for normalizer, _ in normalizers]:
+        for kind, needed in [("pretokenizer", name)] + [("normalizer", normalizer.name) for normalizer in normalizers]:
             if needed not in plugins.names(kind):
                 wanted = ", ".join(f"{plugin} {version}" for plugin, version in recorded_plugins.items())
                 raise BpeError(
@@ -106,42 +92,66 @@ def from_dict(data: Any, path: str) -> "Tokenizer":
                 )
         try:
             pretokenizer = plugins.pretokenizer(name, pretokenizer_data.get("options", {}))
-            for normalizer, options in normalizers:
-                plugins.normalizer(normalizer, options)
+            for normalizer in normalizers:
+                plugins.normalizer(normalizer.name, normalizer.options)
         except BpeError as error:
             raise BpeError(f"{path}: {error}") from None
         if pretokenizer.alphabet() != data["alphabet"]:
             raise BpeError(f"{path}: the alphabet differs from what pretokenizer {name!r} gives with these options")
         merges = [(int(left), int(right)) for left, right in data["merges"]]
+        results = [int(result) for result in data["merge_results"]] if "merge_results" in data else None
         special = data.get("special_tokens", {})
         if special.get("position", "end") not in ("end", "start"):
             raise BpeError(f"{path}: special_tokens.position is {special.get('position')!r}; allowed: end, start")
-        try:
-            return Tokenizer(
-                name=str(data.get("name", "tokenizer")),
-                pretokenizer=pretokenizer,
-                merges=merges,
-                merge_counts=[int(count) for count in data.get("merge_counts", [])],
-                token_usage=[int(count) for count in data.get("token_usage", [])],
-                merge_results=[int(result) for result in data["merge_results"]] if "merge_results" in data else None,
-                special_tokens=list(special.get("tokens", [])),
-                special_position=str(special.get("position", "end")),
-                normalizers=normalizers,
-                padding=int(data.get("padding", 0)),
-                ids=[int(token) for token in data["ids"]] if "ids" in data else None,
-                special_ids={str(token): int(token_id) for token, token_id in data["special_ids"].items()}
-                if "special_ids" in data
-                else None,
-                orphans={int(token): [int(symbol) for symbol in symbols] for token, symbols in data.get("orphans", {}).items()},
-                whole_chunks={bytes(chunk): int(token) for chunk, token in data.get("whole_chunks", [])},
-                config=data.get("config", {}),
-                provenance=data.get("provenance", {}),
-                plugins=data.get("plugins", {}),
-            )
-        except BpeError as error:  # the ids do not fit together
-            raise BpeError(f"{path}: {error}") from None
+        tokens = tuple(str(token) for token in special.get("tokens", []))
+        position = str(special.get("position", "end"))
+        return TokenizerSpec(
+            name=str(data.get("name", "tokenizer")),
+            pretokenizer=ComponentConfig(name, dict(pretokenizer_data.get("options", {}))),
+            normalizers=normalizers,
+            merges=merges,
+            merge_counts=[int(count) for count in data.get("merge_counts", [])],
+            merge_results=results,
+            token_usage=[int(count) for count in data.get("token_usage", [])],
+            special_tokens=tokens,
+            special_position=position,
+            padding=int(data.get("padding", 0)),
+            layout=_layout(data, len(pretokenizer.alphabet()), merges, results, tokens, position),
+            config=data.get("config", {}),
+            provenance=data.get("provenance", {}),
+            plugins=data.get("plugins", {}),
+        )
     except (KeyError, TypeError, ValueError) as error:
         raise BpeError(f"{path}: malformed tokenizer file ({type(error).__name__}: {error})") from error
+
+
+def _layout(
+    data: dict[str, Any],
+    alphabet_size: int,
+    merges: list[tuple[int, int]],
+    results: list[int] | None,
+    tokens: tuple[str, ...],
+    position: str,
+) -> IdLayout | None:
+    """The file's id layout; None when it has none (a trained tokenizer). A layout given in part
+    takes training's for the rest."""
+    if not any(key in data for key in ("ids", "special_ids", "orphans", "whole_chunks")):
+        return None
+    if "ids" in data:
+        ids = [int(token) for token in data["ids"]]
+    else:
+        ids = IdLayout.trained(alphabet_size + Encoder(alphabet_size, merges, results=results).token_count, tokens, position).ids
+    special_ids = (
+        {str(token): int(token_id) for token, token_id in data["special_ids"].items()}
+        if "special_ids" in data
+        else IdLayout.trained(len(ids), tokens, position).special_ids
+    )
+    return IdLayout(
+        ids,
+        special_ids,
+        {int(token): [int(symbol) for symbol in symbols] for token, symbols in data.get("orphans", {}).items()},
+        {bytes(chunk): int(token) for chunk, token in data.get("whole_chunks", [])},
+    )
 
 
 def check_fields(data: dict[str, Any]) -> None:

@@ -18,16 +18,15 @@ import gzip
 import hashlib
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bpe_core.config import ComponentConfig
 from bpe_core.engine import Encoder
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, make_directory
 from bpe_core.formats.layout import MAX_ID
 from bpe_core.plugins import registry
-
-if TYPE_CHECKING:
-    from bpe_core.pipeline import Tokenizer
+from bpe_core.spec import IdLayout, TokenizerSpec, TokenizerView
 
 NAMED_PATTERNS = ("gpt2", "cl100k", "o200k")
 
@@ -125,21 +124,9 @@ def pretokenizer_for(pattern: str) -> Any:
     return registry().pretokenizer("regex", {"pattern": pattern})
 
 
-def from_tiktoken(
-    path: str | os.PathLike[str], pattern: str | None = None, special_tokens: dict[str, int] | None = None
-) -> "Tokenizer":
-    """A tokenizer from a `.tiktoken` file; `pattern` is gpt2, cl100k, o200k or a regex.
-
-    A published vocabulary (r50k_base, p50k_base, cl100k_base, o200k_base, recognised by its
-    content) gets tiktoken's pattern and special tokens; `pattern` replaces the pattern and
-    `special_tokens` add to (or renumber) the special tokens. Any other file needs `pattern`.
-
-    >>> tok = bpe_core.from_tiktoken("cl100k_base.tiktoken")
-    >>> tok = bpe_core.from_tiktoken("mine.tiktoken", "cl100k", {"<|endoftext|>": 100257})
-    """
-    from bpe_core.pipeline import Tokenizer
-
-    path = os.fspath(path)
+def read_spec(path: str, pattern: str | None = None, special_tokens: dict[str, int] | None = None) -> TokenizerSpec:
+    """The spec of a `.tiktoken` file (`bpe_core.from_tiktoken` builds it; its docstring says
+    how `pattern` and `special_tokens` work)."""
     published = published_vocabulary(path)
     ranks = read_ranks(path)
     if pattern is None:
@@ -175,15 +162,13 @@ def from_tiktoken(
         else:
             orphans[rank] = list(token)
     name = os.path.basename(path).split(".")[0]
-    return Tokenizer(
+    pretokenizer = pretokenizer_for(pattern)
+    return TokenizerSpec(
         name=name,
-        pretokenizer=pretokenizer_for(pattern),
+        pretokenizer=ComponentConfig(pretokenizer.name, pretokenizer.options()),
         merges=merges,
-        special_tokens=list(specials),
-        ids=ids,
-        special_ids=specials,
-        orphans=orphans,
-        whole_chunks={bytes(symbols): token for token, symbols in orphans.items()},
+        special_tokens=tuple(specials),
+        layout=IdLayout(ids, specials, orphans, {bytes(symbols): token for token, symbols in orphans.items()}),
         config={"name": name, "pretokenizer": {"name": pattern if pattern in NAMED_PATTERNS else "regex"}},
         provenance={
             "imported_from": {"format": "tiktoken", "path": path, **({"published": published.name} if published else {})},
@@ -192,7 +177,7 @@ def from_tiktoken(
     )
 
 
-def to_tiktoken(tokenizer: "Tokenizer", path: str | os.PathLike[str]) -> None:
+def to_tiktoken(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
     """Write the non-special tokens as a `.tiktoken` file, rank = our id.
 
     tiktoken merges by the rank of the merged bytes; our ids are in merge order, so ranks give

@@ -1,5 +1,9 @@
 """Counting and encoding on a Dask cluster, with the same counts, merges and ids as one machine.
 
+This module plans the tasks, submits them and gathers their results; the work of each task is a
+function the caller hands in (`training.count_task`, `encoding.ShardTasks`), so the runner knows
+nothing about plans or tokenizers, and Dask pickles those functions by name to the workers.
+
 Counting: the input files are planned into tasks on the client from their names and sizes alone
 (a large plain file becomes byte ranges on a grid, which the reader aligns to places where no
 chunk can cross; small files are grouped). Each task runs the same reader, normalizers and
@@ -12,27 +16,23 @@ dask.distributed is optional (`pip install "bpe-core[dask]"`) and imported only 
 """
 
 import contextlib
-import io
+import hashlib
 import json
 import logging
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 from bpe_core import progress as progress_bars
 from bpe_core.config import RunnerConfig
-from bpe_core.counts import Counts, merge_all
+from bpe_core.contract import Reader, ReadsRanges
+from bpe_core.counts import Counts, sum_counts
 from bpe_core.errors import BpeError
 from bpe_core.files import reader_files
 from bpe_core.runners.local import default_workers
-from bpe_core.plugins import registry
-
-if TYPE_CHECKING:
-    from bpe_core.pipeline import Tokenizer, _Plan
-    from bpe_core.shards import Records, ShardOptions
 
 INSTALL = 'runner kind dask needs dask.distributed, which is not installed: pip install "bpe-core[dask]"'
 GROUP_FILES = 256  # at most this many small files per counting task
@@ -84,12 +84,10 @@ def connect(runner: RunnerConfig, progress: bool | None) -> Iterator[Any]:
         yield client
 
 
-def plan_tasks(plan: "_Plan", range_bytes: int, slots: int = 1) -> list[Task]:
-    """Counting tasks for the plan's inputs, from file names and sizes only, enough to keep
-    `slots` worker threads busy. Paths are absolute: a worker's working directory is not the
-    client's."""
-    splittable = getattr(plan.reader, "splittable", None)
-    sizes = [(path, os.path.getsize(path)) for path in map(os.path.abspath, reader_files(plan.reader, plan.paths))]
+def plan_tasks(reader: Reader, paths: list[str], range_bytes: int, slots: int = 1) -> list[Task]:
+    """Counting tasks for the inputs, from file names and sizes only, enough to keep `slots`
+    worker threads busy. Paths are absolute: a worker's working directory is not the client's."""
+    sizes = [(path, os.path.getsize(path)) for path in map(os.path.abspath, reader_files(reader, paths))]
     range_bytes = range_step(sum(size for _, size in sizes), range_bytes, slots)  # (a file named twice counts twice)
     tasks: list[Task] = []
     group: list[str] = []
@@ -102,7 +100,7 @@ def plan_tasks(plan: "_Plan", range_bytes: int, slots: int = 1) -> list[Task]:
             group, group_size = [], 0
 
     for path, size in sizes:
-        if size > range_bytes and splittable is not None and splittable(path):
+        if size > range_bytes and isinstance(reader, ReadsRanges) and reader.splittable(path):
             flush()
             tasks.extend(Task((path,), min(range_bytes, size - start), start, range_bytes) for start in range(0, size, range_bytes))
             continue
@@ -119,77 +117,13 @@ def range_step(total_bytes: int, range_bytes: int, slots: int) -> int:
     return min(range_bytes, max(MIN_RANGE_BYTES, -(-total_bytes // (TASKS_PER_SLOT * slots))))
 
 
-# worker side -----------------------------------------------------------------------------------
-
-_worker_plans: dict[str, "_Plan"] = {}
-_worker_tokenizers: dict[str, "Tokenizer"] = {}
-
-
-def _plan_on_worker(config: str) -> "_Plan":
-    """The plan for a config (built once per worker process), with a fresh reader per task."""
-    from bpe_core.pipeline import _plan
-
-    plan = _worker_plans.get(config)
-    if plan is None:
-        plan = _worker_plans[config] = _plan(json.loads(config), None, None, need_paths=False)
-    settings = plan.settings
-    return replace(plan, reader=registry().reader(settings.input.reader, settings.input.options))
-
-
-def count_task(config: str, task: Task) -> tuple[Counts, str]:
-    """Count one task's input as a local run would; returns the counts and the reader's warnings."""
-    from bpe_core.pipeline import count_documents
-
-    plan = _plan_on_worker(config)
-    reader: Any = plan.reader  # range_documents is an optional reader method
-    if task.step:
-        documents = reader.range_documents(task.paths[0], task.start, task.step, plan.pretokenizer.safe_cut)
-    else:
-        documents = reader.documents(list(task.paths))
-    warnings = io.StringIO()
-    with contextlib.redirect_stderr(warnings):
-        counts = count_documents(plan, documents, 1, False, None)
-    return counts, warnings.getvalue()
+def report_of(result: tuple[Counts, str]) -> str:
+    """What the client needs of a finished counting task: the reader's warnings."""
+    return result[1]
 
 
 def counts_of(result: tuple[Counts, str]) -> Counts:
     return result[0]
-
-
-def report_of(result: tuple[Counts, str]) -> str:
-    """What the client needs of a finished task: the reader's warnings."""
-    return result[1]
-
-
-def sum_counts(left: Counts, right: Counts) -> Counts:
-    """A new sum: inputs stay untouched, so a task Dask reruns after losing a worker is exact."""
-    return merge_all([("counts", left), ("counts", right)], repeats=True)
-
-
-def _tokenizer_on_worker(data: dict[str, Any], digest: str) -> "Tokenizer":
-    """The tokenizer (built once per worker process and kept: its chunk cache stays warm)."""
-    from bpe_core.formats.native import from_dict
-
-    tokenizer = _worker_tokenizers.get(digest)
-    if tokenizer is None:
-        tokenizer = _worker_tokenizers[digest] = from_dict(data, f"tokenizer {data.get('name')}")
-    return tokenizer
-
-
-def encode_task(
-    data: dict[str, Any], digest: str, path: str, shard_path: str, options: "ShardOptions"
-) -> "tuple[int, int, Records]":
-    from bpe_core.shards import encode_shard
-
-    return encode_shard(_tokenizer_on_worker(data, digest), path, shard_path, options, 1)
-
-
-def encode_range_task(
-    data: dict[str, Any], digest: str, path: str, start: int, step: int, part_path: str, options: "ShardOptions"
-) -> tuple[int, int]:
-    from bpe_core.shards import encode_range
-
-    return encode_range(_tokenizer_on_worker(data, digest), path, start, step, part_path, options)
 
 
 # client side -----------------------------------------------------------------------------------
@@ -202,20 +136,22 @@ def _failure(error: BaseException, task: Task | None) -> BpeError:
     return BpeError(f"a Dask task failed{where}: {type(error).__name__}: {error}")
 
 
-def count_on_dask(plan: "_Plan", runner: RunnerConfig, progress: bool | None) -> Counts:
-    """Count the plan's inputs on a Dask cluster; the same Counts as counting locally."""
-    if plan.settings.input.sample is not None:
-        raise BpeError(
-            f"{plan.settings.origin}: input.sample is not available with runner kind dask "
-            "(its sample would differ from a local run's); count all of a subset of the files instead"
-        )
+CountTask = Callable[[str, Task], tuple[Counts, str]]
+
+
+def count_on_dask(
+    config: dict[str, Any], reader: Reader, paths: list[str], runner: RunnerConfig, progress: bool | None, count_task: CountTask
+) -> Counts:
+    """Count the inputs on a Dask cluster: `count_task(config as JSON, task)` counts one task's
+    input as a local run would and returns its counts and the reader's warnings. The same Counts
+    as counting locally."""
     distributed = _distributed()
-    config = json.dumps(plan.settings.to_dict(), sort_keys=True)
-    files = reader_files(plan.reader, plan.paths)
+    config_json = json.dumps(config, sort_keys=True)
+    files = reader_files(reader, paths)
     with connect(runner, progress) as client:
-        tasks = plan_tasks(plan, runner.range_bytes, sum(client.nthreads().values()) or 1)
+        tasks = plan_tasks(reader, paths, runner.range_bytes, sum(client.nthreads().values()) or 1)
         bar = progress_bars.bar(progress, "counting", total=sum(task.size for task in tasks), unit="B", unit_scale=True)
-        results = [client.submit(count_task, config, task, pure=False) for task in tasks]
+        results = [client.submit(count_task, config_json, task, pure=False) for task in tasks]
         reports = {client.submit(report_of, result, pure=False): task for task, result in zip(tasks, results)}
         counted = {client.submit(counts_of, result, pure=False): task for task, result in zip(tasks, results)}
         del results
@@ -239,7 +175,7 @@ def count_on_dask(plan: "_Plan", runner: RunnerConfig, progress: bool | None) ->
                 counted.pop(future, None)
                 pairs.append(future)
                 if len(pairs) == 2:  # summed on a worker: counts never gather on the client
-                    waiting.add(client.submit(sum_counts, *pairs, pure=False))
+                    waiting.add(client.submit(sum_counts, [("counts", pairs[0]), ("counts", pairs[1])], True, pure=False))
                     pairs = []
             total: Counts = pairs[0].result()
         except BaseException:
@@ -255,29 +191,39 @@ def count_on_dask(plan: "_Plan", runner: RunnerConfig, progress: bool | None) ->
     return total
 
 
+@dataclass(frozen=True)
+class ShardTasks:
+    """The functions a Dask run of `bpe encode -o DIR/` submits, module-level so that they pickle by
+    name: `whole(tokenizer data, digest, path, shard path, options)` encodes a file into its
+    shard, `part(tokenizer data, digest, path, start, step, part path, options)` a byte range into
+    a part, `join(part paths, shard path, options, fragments, parts)` joins the parts, and
+    `part_path(shard path, start)` names a part."""
+
+    whole: Callable[..., Any]
+    part: Callable[..., tuple[int, int]]
+    join: Callable[..., Any]
+    part_path: Callable[[str, int], str]
+
+
 def encode_on_dask(
-    tokenizer: "Tokenizer",
+    data: dict[str, Any],
+    reader: Reader,
     files: list[str],
     shard_paths: list[str],
-    options: "ShardOptions",
+    options: Any,
     runner: RunnerConfig,
     progress: bool | None,
-) -> "list[tuple[int, int, Records]]":
-    """Encode each file into its shard on the cluster; (documents, tokens, records) per file, in order.
+    tasks: ShardTasks,
+) -> list[Any]:
+    """Encode each file into its shard on the cluster, with the tokenizer whose file content is
+    `data`; what `tasks.whole` (or `tasks.join`) returns per file, in order.
 
-    A large plain file is encoded in byte ranges (as counting splits it) into parts that a last
-    task joins; the cuts between ranges keep special tokens whole (`Tokenizer.safe_cut`)."""
-    import hashlib
-
-    from bpe_core.formats.native import to_dict
-    from bpe_core.shards import join_parts, part_path, reader_for
-
+    A large file that the reader can read in ranges is encoded in byte ranges (as counting splits
+    it) into parts that a last task joins."""
     distributed = _distributed()
-    data = to_dict(tokenizer)
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode("utf-8")).hexdigest()
     sizes = [os.path.getsize(path) for path in files]
-    reader = reader_for(tokenizer)
-    splittable = getattr(reader, "splittable", None)
+    ranged = reader if isinstance(reader, ReadsRanges) else None
     with connect(runner, progress) as client, progress_bars.bar(
         progress, "encoding", total=sum(sizes), unit="B", unit_scale=True
     ) as bar:
@@ -287,19 +233,19 @@ def encode_on_dask(
         finals: dict[Any, tuple[int, int]] = {}  # the future that ends a file's shard -> (position, bytes it encoded)
         ranges: dict[Any, tuple[str, int]] = {}  # a range's future -> (file, bytes)
         for position, (path, shard) in enumerate(zip(map(os.path.abspath, files), map(os.path.abspath, shard_paths))):
-            if splittable is None or sizes[position] <= step or not splittable(path):
-                finals[client.submit(encode_task, shared, digest, path, shard, options, pure=False)] = (position, sizes[position])
+            if ranged is None or sizes[position] <= step or not ranged.splittable(path):
+                finals[client.submit(tasks.whole, shared, digest, path, shard, options, pure=False)] = (position, sizes[position])
                 continue
             starts = range(0, sizes[position], step)
-            parts = [part_path(shard, start) for start in starts]
+            parts = [tasks.part_path(shard, start) for start in starts]
             encoded = [
-                client.submit(encode_range_task, shared, digest, path, start, step, part, options, pure=False)
+                client.submit(tasks.part, shared, digest, path, start, step, part, options, pure=False)
                 for start, part in zip(starts, parts)
             ]
             ranges.update((future, (path, min(step, sizes[position] - start))) for future, start in zip(encoded, starts))
-            fragments = bool(getattr(reader, "range_fragments", False))
-            finals[client.submit(join_parts, parts, shard, options, fragments, encoded, pure=False)] = (position, 0)
-        results: "list[tuple[int, int, Records]]" = [(0, 0, None)] * len(files)
+            join = client.submit(tasks.join, parts, shard, options, ranged.range_fragments, encoded, pure=False)
+            finals[join] = (position, 0)
+        results: list[Any] = [None] * len(files)
         done = 0
         try:
             for future in distributed.as_completed(list(ranges) + list(finals)):

@@ -6,6 +6,7 @@ in flight, so a corpus of any size streams through in constant memory. This modu
 about tokenizers.
 """
 
+import itertools
 import multiprocessing
 import os
 from collections import deque
@@ -56,7 +57,7 @@ def ordered_map(function: Callable[[Any], Result], items: Iterable[Any], workers
     finished = False
     try:
         pending: deque[Future[Result]] = deque()
-        for item in _chain(head, iterator):
+        for item in itertools.chain(head, iterator):
             pending.append(pool.submit(_call, item))
             if len(pending) >= 2 * workers:
                 yield _result(pending.popleft())
@@ -73,11 +74,6 @@ def _result(future: "Future[Result]") -> Result:
         return future.result()
     except BrokenProcessPool:
         raise MemoryError("a worker process died (out of memory, or killed)") from None
-
-
-def _chain(head: list[Any], rest: Iterator[Any]) -> Iterator[Any]:
-    yield from head
-    yield from rest
 
 
 _pool_function: Callable[[Any], Any] | None = None

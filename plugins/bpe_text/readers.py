@@ -241,6 +241,7 @@ class JsonlReader:
                         hashed.close()
 
     splittable = staticmethod(splittable)
+    range_fragments = False  # a range holds whole lines, each a document of its own
 
     def range_documents(self, path: str, start: int, step: int, safe_cut: Callable[[str], int]) -> Iterator[str]:
         """The documents on the lines of the byte range at grid point `start` (errors name the

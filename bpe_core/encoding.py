@@ -1,4 +1,6 @@
-"""Encoding a corpus to token shards: one binary file of ids per input file, plus an index.
+"""Encoding a corpus to ids: to one ids file (`bpe encode -o FILE`), or to token shards, one
+binary file of ids per input file plus an index (`bpe encode -o DIR/`), on the local runner or a
+Dask cluster (chosen here; the dask runner runs this module's tasks).
 
 A shard holds the ids of its input's documents back to back (each followed by the end-of-
 document token when one is given), as little-endian uint16 or uint32. `index.json` lists the
@@ -11,42 +13,30 @@ the records back. Each shard and the index are written atomically, so a rerun af
 A whole set is written into a new directory beside the target (`.tmp-NAME-*`) and renamed into
 place at the end, replacing a previous set there; a failure, Ctrl-C or SIGTERM removes the new
 directory and leaves the old set (shards and index together) as it was. A directory that holds
-anything but a previous shard set is refused, never replaced.
+anything but a previous shard set is refused, never replaced. Reading ids back is `idfiles`.
 """
 
 import json
 import os
 import re
 import shutil
-import sys
 import tempfile
-from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import IO, Any
 
 from bpe_core import progress as progress_bars
 from bpe_core.config import RunnerConfig
+from bpe_core.contract import ReadsRanges, document_name
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output, current_umask, read_json, reader_files, unwind_on_termination
-from bpe_core.plugins import registry
+from bpe_core.files import atomic_output, current_umask, reader_files, unwind_on_termination
+from bpe_core.formats import native
+from bpe_core.idfiles import FORMAT, INDEX, check_dtype, id_bytes
+from bpe_core.loading import from_dict
+from bpe_core.runners import dask
+from bpe_core.tokenizer import Tokenizer
 
-if TYPE_CHECKING:
-    from bpe_core.pipeline import Tokenizer
-
-FORMAT = "bpe-core shards"
 VERSION = 1
-INDEX = "index.json"
-DTYPES = {"uint16": 2, "uint32": 4}
-_ARRAY_CODES = {"uint16": "H", "uint32": "I"}
-
-
-def id_bytes(ids: list[int], dtype: str) -> bytes:
-    """Ids as little-endian uint16 or uint32."""
-    packed = array(_ARRAY_CODES[dtype], ids)
-    if sys.byteorder == "big":
-        packed.byteswap()
-    return packed.tobytes()
 
 
 @dataclass(frozen=True)
@@ -69,34 +59,22 @@ def shard_name(index: int, path: str) -> str:
 Records = list[tuple[str, int]] | None
 
 
-def document_name(document: Any) -> str | None:
-    """A document's own name: a FASTA/FASTQ record's id; None for documents without one (text)."""
-    name = getattr(document, "id", None)
-    return name if isinstance(name, str) else None
-
-
-def reader_for(tokenizer: "Tokenizer") -> Any:
-    """A fresh reader as the tokenizer's config describes it."""
-    recorded = tokenizer.config.get("input", {})
-    options = {key: value for key, value in recorded.items() if key not in ("reader", "paths", "sample")}
-    return registry().reader(str(recorded.get("reader", "text")), options)
-
-
 def encode_shard(
-    tokenizer: "Tokenizer", path: str, shard_path: str, options: ShardOptions, workers: int | None
+    tokenizer: Tokenizer, path: str, shard_path: str, options: ShardOptions, workers: int | None
 ) -> tuple[int, int, Records]:
     """Encode one input file into one shard, piece by piece; returns (documents, tokens, records)."""
-    documents = reader_for(tokenizer).documents([path], strict=True)
+    documents = tokenizer.reader().documents([path], strict=True)
     return _write(tokenizer, documents, shard_path, options, workers, whole=True)
 
 
-def encode_range(tokenizer: "Tokenizer", path: str, start: int, step: int, part_path: str, options: ShardOptions) -> tuple[int, int]:
+def encode_range(tokenizer: Tokenizer, path: str, start: int, step: int, part_path: str, options: ShardOptions) -> tuple[int, int]:
     """Encode the byte range of a file at grid point `start` (see the text plugin's readers) into
     a part of its shard; returns (documents, tokens). For a reader whose ranges are fragments of
     one document per file, no document ends in a part: `join_parts` ends it."""
-    reader = reader_for(tokenizer)
+    reader = tokenizer.reader()
+    assert isinstance(reader, ReadsRanges)  # only such readers' files are split into ranges
     documents = reader.range_documents(path, start, step, tokenizer.safe_cut)
-    count, tokens, _ = _write(tokenizer, documents, part_path, options, 1, whole=not getattr(reader, "range_fragments", False))
+    count, tokens, _ = _write(tokenizer, documents, part_path, options, 1, whole=not reader.range_fragments)
     return count, tokens
 
 
@@ -129,7 +107,7 @@ def part_path(shard_path: str, start: int) -> str:
 
 
 def _write(
-    tokenizer: "Tokenizer", documents: Iterable[Any], path: str, options: ShardOptions, workers: int | None, whole: bool
+    tokenizer: Tokenizer, documents: Iterable[Any], path: str, options: ShardOptions, workers: int | None, whole: bool
 ) -> tuple[int, int, Records]:
     """Write the documents' ids to `path`, with the end-of-document token after each when `whole`;
     returns (documents, tokens, records)."""
@@ -165,7 +143,7 @@ def _write(
 
 
 def encode_to_shards(
-    tokenizer: "Tokenizer",
+    tokenizer: Tokenizer,
     paths: Sequence[str],
     directory: str,
     options: ShardOptions,
@@ -173,9 +151,8 @@ def encode_to_shards(
     progress: bool | None = None,
 ) -> dict[str, Any]:
     """Encode each input file into its own shard in `directory` and write the index; returns it."""
-    if options.dtype == "uint16" and tokenizer.vocab_size > 1 << 16:
-        raise BpeError(f"dtype uint16 holds ids below 65536, but the vocabulary has {tokenizer.vocab_size}; use uint32")
-    files = reader_files(reader_for(tokenizer), list(paths))
+    check_dtype(options.dtype, tokenizer.vocab_size)
+    files = reader_files(tokenizer.reader(), list(paths))
     target = os.path.normpath(directory)
     staging = _staging_directory(target, directory)
     try:
@@ -189,14 +166,14 @@ def encode_to_shards(
 
 
 def _encode_set(
-    tokenizer: "Tokenizer", files: list[str], directory: str, options: ShardOptions, runner: RunnerConfig, progress: bool | None
+    tokenizer: Tokenizer, files: list[str], directory: str, options: ShardOptions, runner: RunnerConfig, progress: bool | None
 ) -> dict[str, Any]:
     """Encode each input file into its own shard in `directory` and write the index; returns it."""
     names = [shard_name(index, path) for index, path in enumerate(files)]
     if runner.kind == "dask":
-        from bpe_core.runners.dask import encode_on_dask
-
-        results = encode_on_dask(tokenizer, files, [os.path.join(directory, name) for name in names], options, runner, progress)
+        shard_paths = [os.path.join(directory, name) for name in names]
+        data = native.to_dict(tokenizer)
+        results = dask.encode_on_dask(data, tokenizer.reader(), files, shard_paths, options, runner, progress, SHARD_TASKS)
     else:
         results = []
         sizes = [os.path.getsize(path) for path in files]
@@ -228,57 +205,6 @@ def _record_entries(records: Records) -> dict[str, Any]:
     if records is None:
         return {}
     return {"names": [name for name, _ in records], "lengths": [length for _, length in records]}
-
-
-def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | None, list[int]]]:
-    """(where, name, ids) of each document in a shard directory, in index order.
-
-    Documents are cut by the index's per-record lengths when it has them, else after each
-    end-of-document token, else each shard is one stream (text without --eos: decoding the
-    pieces gives the concatenation, exactly). `vocab_size` is the decoding tokenizer's: a
-    directory encoded with another vocabulary is refused."""
-    index_path = os.path.join(directory, INDEX)
-    index = read_json(index_path, "shard index")
-    if not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("shards"), list):
-        raise BpeError(f"{index_path} is not a {FORMAT} index (as `bpe encode --format bin -o DIR/` writes it)")
-    dtype = index.get("dtype")
-    if dtype not in DTYPES:
-        raise BpeError(f"{index_path}: dtype {dtype!r}; allowed: {', '.join(DTYPES)}")
-    encoded_with = (index.get("tokenizer") or {}).get("vocab_size")
-    if encoded_with is not None and encoded_with != vocab_size:
-        raise BpeError(f"{directory} was encoded with a vocabulary of {encoded_with} ids; this tokenizer has {vocab_size}")
-    eos_id = index.get("eos_id")
-    width = DTYPES[dtype]
-    for entry in index["shards"]:
-        shard_path = os.path.join(directory, str(entry.get("shard")))
-        try:
-            with open(shard_path, "rb") as handle:
-                data = handle.read()
-        except OSError as error:
-            raise BpeError(f"cannot read {shard_path}: {error.strerror or error}") from error
-        if len(data) % width:
-            raise BpeError(f"{shard_path}: {len(data)} bytes is not a whole number of {dtype} ids")
-        ids = array(_ARRAY_CODES[dtype])
-        ids.frombytes(data)
-        if sys.byteorder == "big":
-            ids.byteswap()
-        names, lengths = entry.get("names"), entry.get("lengths")
-        if names is not None and lengths is not None:
-            if len(names) != len(lengths) or sum(lengths) != len(ids):
-                raise BpeError(f"{index_path}: the lengths of {entry.get('shard')} do not add up to its {len(ids)} ids")
-            start = 0
-            for number, (name, length) in enumerate(zip(names, lengths), start=1):
-                yield f"{shard_path}, record {number} ({name})", str(name), ids[start : start + length].tolist()
-                start += length
-        elif eos_id is not None:
-            start = 0
-            for number, end in enumerate((position + 1 for position, token in enumerate(ids) if token == eos_id), start=1):
-                yield f"{shard_path}, document {number}", None, ids[start:end].tolist()
-                start = end
-            if start < len(ids):
-                yield f"{shard_path}, after the last end token", None, ids[start:].tolist()
-        else:
-            yield shard_path, None, ids.tolist()
 
 
 def _staging_directory(target: str, shown: str) -> str:
@@ -339,3 +265,95 @@ def _swap_in(staging: str, target: str, shown: str) -> None:
     except OSError as error:
         raise BpeError(f"cannot replace the shard directory {shown}: {error.strerror or error}") from error
     shutil.rmtree(retired, ignore_errors=True)
+
+
+# encoding on a Dask worker: the tasks the dask runner submits, by name ----------------------------
+
+_worker_tokenizers: dict[str, Tokenizer] = {}
+
+
+def _tokenizer_on_worker(data: dict[str, Any], digest: str) -> Tokenizer:
+    """The tokenizer (built once per worker process and kept: its chunk cache stays warm)."""
+    tokenizer = _worker_tokenizers.get(digest)
+    if tokenizer is None:
+        tokenizer = _worker_tokenizers[digest] = from_dict(data, f"tokenizer {data.get('name')}")
+    return tokenizer
+
+
+def encode_file_task(data: dict[str, Any], digest: str, path: str, shard_path: str, options: ShardOptions) -> tuple[int, int, Records]:
+    return encode_shard(_tokenizer_on_worker(data, digest), path, shard_path, options, 1)
+
+
+def encode_range_task(
+    data: dict[str, Any], digest: str, path: str, start: int, step: int, part: str, options: ShardOptions
+) -> tuple[int, int]:
+    return encode_range(_tokenizer_on_worker(data, digest), path, start, step, part, options)
+
+
+SHARD_TASKS = dask.ShardTasks(whole=encode_file_task, part=encode_range_task, join=join_parts, part_path=part_path)
+
+
+# one ids file ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IdsFormat:
+    """How `bpe encode` writes one ids file: `ids` (decimal ids, a document a line), `tokens`
+    (each token's text), or `bin` (`dtype` ids back to back); `names` puts each record's name and
+    a tab before its line."""
+
+    format: str = "ids"
+    dtype: str = "uint16"
+    names: bool = False
+
+
+def write_ids(
+    tokenizer: Tokenizer,
+    documents: Iterable[Any],
+    out: IO[Any],
+    written: IdsFormat,
+    options: ShardOptions,
+    workers: int | None,
+    bar: Any,
+) -> tuple[int, int]:
+    """Encode the documents into `out` as `written` says, moving the progress `bar` per document;
+    returns (documents, tokens)."""
+    binary = written.format == "bin"
+    names: list[str] = []  # names: each document's record id, in input order
+    count, tokens = 0, 0
+    read = _named(documents, names) if written.names else documents
+    pieces = tokenizer.encode_pieces(read, workers, options.allowed_special, options.disallowed_special)
+    line_started = False  # text formats: one line per document, written piece by piece
+    name_written = False  # the reader has already given the current document: its name is known
+    for ids, ends in pieces:
+        if ends and options.eos_id is not None:
+            ids = [options.eos_id]
+        tokens += len(ids)
+        if not binary and written.names and not name_written:
+            out.write(names[count] + "\t")
+            name_written = True
+        if binary:
+            out.write(id_bytes(ids, written.dtype))
+        elif ids:
+            show = str if written.format == "ids" else tokenizer.token_text
+            out.write((" " if line_started else "") + " ".join(map(show, ids)))
+            line_started = True
+        if ends:
+            if not binary:
+                out.write("\n")
+            line_started = name_written = False
+            count += 1
+            bar.set_postfix_str(f"{count:,} docs", refresh=False)
+            if not progress_bars.counts_bytes(bar):
+                bar.update(1)
+    return count, tokens
+
+
+def _named(documents: Iterable[Any], names: list[str]) -> Iterator[Any]:
+    """The documents, appending each one's record id to `names` as it is read (`--names`)."""
+    for number, document in enumerate(documents, start=1):
+        name = document_name(document)
+        if name is None:
+            raise BpeError(f"--names: document {number} has no name; names are the record ids of FASTA/FASTQ readers")
+        names.append(name)
+        yield document

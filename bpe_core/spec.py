@@ -1,0 +1,90 @@
+"""A tokenizer as plain data: what training, our file format and the importers produce, and what
+`Tokenizer` is built from; and the read-only view of a tokenizer that the exporters write.
+
+`TokenizerSpec` names its components (pretokenizer, normalizers) instead of holding them, so it
+can be made, saved and compared without the plugins; `Tokenizer` resolves the names through one
+registry. `IdLayout` is how an imported vocabulary numbers its tokens (trained tokenizers need
+none: their ids follow from the merges). This module builds nothing and reads no file.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from bpe_core.config import ComponentConfig
+from bpe_core.contract import Pretokenizer
+from bpe_core.formats.layout import check_layout
+
+
+@dataclass(frozen=True)
+class IdLayout:
+    """The ids of a tokenizer's tokens, when they are not the trained layout.
+
+    `ids[i]` is the id of internal token i (base symbols, then merged tokens; -1 drops a base
+    symbol, as Hugging Face does with bytes missing from its vocabulary); `special_ids` the id of
+    each special token; `orphans` maps ids that no merge produces (decoded only) to their base
+    symbols; `whole_chunks` maps a byte-level chunk that is a token by itself to its id, looked up
+    before merging (tiktoken does this for every chunk, Hugging Face with `ignore_merges`).
+    """
+
+    ids: list[int]
+    special_ids: dict[str, int]
+    orphans: dict[int, list[int]] = field(default_factory=dict)
+    whole_chunks: dict[bytes, int] = field(default_factory=dict)
+
+    @classmethod
+    def trained(cls, internal_count: int, special_tokens: Sequence[str], position: str) -> "IdLayout":
+        """Training's layout: base symbols, merged tokens in merge order, then the special tokens
+        (position `end`); with position `start` the special tokens are 0..S-1 and the rest moves up."""
+        shift = len(special_tokens) if position == "start" else 0
+        first_special = 0 if position == "start" else internal_count
+        return cls(
+            [internal + shift for internal in range(internal_count)],
+            {token: first_special + index for index, token in enumerate(special_tokens)},
+        )
+
+    def check(self, alphabet_size: int, padding: int) -> None:
+        """Raise a BpeError naming the field when the ids do not fit together."""
+        check_layout(self.ids, alphabet_size, self.special_ids, self.orphans, self.whole_chunks, padding)
+
+
+@dataclass(frozen=True)
+class TokenizerSpec:
+    """Everything a tokenizer is: its components by name, its merges (in internal ids: base
+    symbols 0..A-1, merge r creating A+r unless `merge_results` says otherwise), its special tokens
+    and ids, and where it came from."""
+
+    name: str
+    pretokenizer: ComponentConfig
+    merges: list[tuple[int, int]]
+    normalizers: tuple[ComponentConfig, ...] = ()
+    merge_counts: list[int] = field(default_factory=list)
+    merge_results: list[int] | None = None  # the token each merge makes, when merges share results (imports)
+    token_usage: list[int] = field(default_factory=list)
+    special_tokens: tuple[str, ...] = ()
+    special_position: str = "end"
+    padding: int = 0  # reserved ids after all others (pad_to_multiple_of)
+    layout: IdLayout | None = None  # None: training's layout
+    config: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    plugins: dict[str, str] = field(default_factory=dict)
+
+
+class TokenizerView(Protocol):
+    """What the exporters read of a tokenizer (`Tokenizer` has all of it)."""
+
+    spec: TokenizerSpec
+    layout: IdLayout
+    pretokenizer: Pretokenizer
+    alphabet: list[str]
+    special_ids: dict[str, int]
+    reserved_ids: range
+
+    @property
+    def merges(self) -> list[tuple[int, int]]: ...
+
+    def regular_ids(self) -> list[int]: ...
+
+    def token_text(self, token_id: int) -> str: ...
+
+    def token_bytes(self, token_id: int) -> bytes: ...

@@ -1,0 +1,53 @@
+"""Special tokens in text: finding them, refusing the disallowed ones, and never cutting one.
+
+tiktoken's rules: text that holds a special token's string is an error unless the token is
+allowed (then it becomes the special id) or left out of the disallowed set (then it is plain
+text). This module knows strings only, not ids or tokenizers.
+"""
+
+import re
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from functools import lru_cache
+from typing import Literal
+
+from bpe_core.errors import BpeError
+
+Specials = AbstractSet[str] | Literal["all"]
+
+
+@lru_cache(maxsize=64)
+def special_pattern(tokens: tuple[str, ...]) -> "re.Pattern[str]":
+    """A pattern matching any of the tokens, the longest first (a token that holds another wins)."""
+    return re.compile("|".join(re.escape(token) for token in sorted(tokens, key=len, reverse=True)))
+
+
+def allowed_specials(
+    text: str, special_tokens: Sequence[str], allowed_special: Specials, disallowed_special: Specials, first_line: int = 1
+) -> set[str]:
+    """The special tokens allowed in `text`; a BpeError if it holds a disallowed one (naming its
+    line, counting from `first_line`) or if `allowed_special` names a token that is not special."""
+    allowed = set(special_tokens) if allowed_special == "all" else set(allowed_special)
+    unknown = allowed - set(special_tokens)
+    if unknown:
+        raise BpeError(f"allowed_special names {sorted(unknown)[0]!r}, which is not a special token of this tokenizer")
+    disallowed = (set(special_tokens) if disallowed_special == "all" else set(disallowed_special)) - allowed
+    if disallowed:
+        found = special_pattern(tuple(sorted(disallowed))).search(text)
+        if found is not None:
+            line = first_line + text.count("\n", 0, found.start())
+            raise BpeError(
+                f"line {line} contains the special token {found.group()!r}; pass allowed_special to encode it "
+                "as the special token, or use encode_ordinary to treat it as text"
+            )
+    return allowed
+
+
+def splits_a_special(text: str, cut: int, special_tokens: Sequence[str]) -> bool:
+    """Whether a cut of `text` at `cut` may fall inside a special token's string (the text may go
+    on after its end)."""
+    return any(
+        text.endswith(token[:length], 0, cut) and token.startswith(text[cut : cut + len(token) - length], length)
+        for token in special_tokens
+        for length in range(1, len(token))
+    )

@@ -1,0 +1,522 @@
+"""Tokenizer = normalizers + special tokens + pretokenizer + engine + decoder, built from a spec.
+
+Ids: base symbols first (0..A-1), then merged tokens in merge order, then special tokens when
+their position is `end`; with position `start` the special tokens take ids 0..S-1 and everything
+else moves up by S. An imported vocabulary keeps its own ids (`spec.IdLayout`). The engine always
+works in internal ids; this module maps between them. It does not train and reads no files: the
+file formats read specs, `loading` turns them into tokenizers.
+"""
+
+import codecs
+import multiprocessing
+import os
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+from random import Random
+from typing import Any
+
+from bpe_core.chunking import normalize, pieces
+from bpe_core.config import ComponentConfig
+from bpe_core.contract import (
+    ConfiguresDecoder,
+    Reader,
+    ReportsEncoding,
+    ReportsOffsets,
+    StreamedText,
+    StreamsText,
+    document_source,
+)
+from bpe_core.engine import Alphabet, Decoder, Encoder
+from bpe_core.errors import BpeError, located
+from bpe_core.formats import hf, native, tiktoken
+from bpe_core.plugins import Registry, registry
+from bpe_core.runners.local import WorkerPool, default_workers, ordered_map
+from bpe_core.spec import IdLayout, TokenizerSpec
+from bpe_core.specials import Specials, allowed_specials, special_pattern, splits_a_special
+
+BATCH = 64  # documents per task in encode_batch: amortizes inter-process traffic
+# What `Tokenizer.decode` does with ids that make invalid UTF-8; see there.
+DECODE_ERRORS = ("roundtrip", "replace", "strict")
+
+
+class Tokenizer:
+    """A trained (or loaded) tokenizer: normalizers, special tokens, pretokenizer, merges, decoder.
+
+    >>> tok = bpe_core.load("gpt2-32k.json")
+    >>> tok.decode(tok.encode("hello world"))
+    'hello world'
+    """
+
+    def __init__(self, spec: TokenizerSpec, components: Registry | None = None) -> None:
+        """Build a tokenizer from its spec (`train`, `load` and the importers make one), resolving
+        the pretokenizer, normalizers and decoder by name in `components` (the installed plugins
+        by default). Raises a BpeError when the ids do not fit together."""
+        components = components or registry()
+        self._components = components
+        self.pretokenizer = components.pretokenizer(spec.pretokenizer.name, spec.pretokenizer.options)
+        try:
+            self.alphabet: list[str] = Alphabet(self.pretokenizer.alphabet()).labels
+        except ValueError as error:
+            raise BpeError(f"pretokenizer {self.pretokenizer.name!r}: {error}") from None
+        self.normalizers = [components.normalizer(item.name, item.options) for item in spec.normalizers]
+        decoder_options = self.pretokenizer.decoder_options() if isinstance(self.pretokenizer, ConfiguresDecoder) else {}
+        self.decoder = components.decoder(self.pretokenizer.decoder, decoder_options)
+        self.alphabet_size = len(self.alphabet)
+        self._encoder = Encoder(self.alphabet_size, spec.merges, results=spec.merge_results)
+        self._decoder = Decoder(self.alphabet_size, spec.merges, results=spec.merge_results)
+        internal_count = self.alphabet_size + self._encoder.token_count
+        trained = IdLayout.trained(internal_count, spec.special_tokens, spec.special_position)
+        layout = spec.layout or trained
+        if len(layout.ids) != internal_count:
+            raise BpeError(f"{len(layout.ids)} ids for {internal_count} base symbols and merges")
+        layout.check(self.alphabet_size, spec.padding)
+        if layout.ids != list(range(internal_count)):
+            self._encoder.set_output_ids(layout.ids)
+        self.layout = layout
+        # the spec as it is saved: the pretokenizer's options as it reports them, no layout when it is training's
+        self.spec = replace(
+            spec,
+            pretokenizer=ComponentConfig(self.pretokenizer.name, self.pretokenizer.options()),
+            layout=None if layout == trained else layout,
+        )
+        # what the spec says, by name: plain attributes, to read and not to change
+        self.name = spec.name
+        self.special_tokens = list(spec.special_tokens)
+        self.special_position = spec.special_position
+        self.special_ids = layout.special_ids
+        self.merge_counts = spec.merge_counts
+        self.token_usage = spec.token_usage
+        self.normalizer_specs = [(item.name, dict(item.options)) for item in spec.normalizers]
+        self.config = spec.config
+        self.provenance = spec.provenance
+        self.plugins = spec.plugins
+        self.padding = spec.padding
+        self._special_by_id = {token_id: token for token, token_id in layout.special_ids.items()}
+        self._token_lengths: dict[int, int] = {}
+        self._pool: WorkerPool | None = None
+        # decided once: a decoder that gives files (MIDI) decodes specials differently from text
+        self._decodes_to_text = isinstance(self.decoder.decode([], self.alphabet), str)
+        self._single_character_labels = all(len(label) == 1 for label in self.alphabet)
+        used = [*layout.ids, *layout.special_ids.values(), *layout.orphans, -1]
+        self.reserved_ids = range(max(used) + 1, max(used) + 1 + spec.padding)
+        self._internal = [-1] * (max(used) + 1)
+        for internal in range(internal_count - 1, -1, -1):  # the first internal id wins for shared ids
+            if layout.ids[internal] >= 0:
+                self._internal[layout.ids[internal]] = internal
+
+    @property
+    def merges(self) -> list[tuple[int, int]]:
+        """Merges in rank order, as (left id, right id) in this tokenizer's ids."""
+        external = self.layout.ids
+        return [(external[left], external[right]) for left, right in self.spec.merges]
+
+    @property
+    def vocab_size(self) -> int:
+        """The size of the id space: base symbols, merged tokens, special tokens and reserved padding ids."""
+        return self.reserved_ids.stop
+
+    # encoding -----------------------------------------------------------------------------------
+
+    def encode(
+        self,
+        document: Any,
+        *,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+        dropout: float = 0.0,
+        seed: int | None = None,
+    ) -> list[int]:
+        """Token ids for one document (for text, a str).
+
+        Special tokens follow tiktoken's safe default: text that contains a special token's
+        string is an error unless that token is in `allowed_special` (then it becomes the
+        special id) or left out of `disallowed_special` (then it is encoded as plain text).
+        Untrusted text should go through `encode_ordinary`. Special tokens are matched before
+        normalization and pretokenization.
+
+        `dropout` > 0 applies BPE-dropout (each merge skipped with that probability), for
+        training-time augmentation; with the same `seed` the result is the same.
+
+        >>> tok.encode("hello<|endoftext|>", allowed_special={"<|endoftext|>"})
+        [31373, 50256]
+        """
+        rng = _dropout_rng(dropout, seed)
+        if not self.spec.special_tokens or not isinstance(document, str):
+            return self._encode_plain(document, dropout, rng)
+        allowed = allowed_specials(document, self.spec.special_tokens, allowed_special, disallowed_special)
+        if not allowed:
+            return self._encode_plain(document, dropout, rng)
+        ids: list[int] = []
+        start = 0
+        for match in special_pattern(tuple(sorted(allowed))).finditer(document):
+            ids.extend(self._encode_plain(document[start : match.start()], dropout, rng))
+            ids.append(self.special_ids[match.group()])
+            start = match.end()
+        ids.extend(self._encode_plain(document[start:], dropout, rng))
+        return ids
+
+    def encode_ordinary(self, document: Any, *, dropout: float = 0.0, seed: int | None = None) -> list[int]:
+        """Token ids with every special token's string treated as plain text (safe for untrusted input).
+
+        >>> tok.encode_ordinary("<|endoftext|>") == tok.encode("<|endoftext|>", disallowed_special=())
+        True
+        """
+        return self._encode_plain(document, dropout, _dropout_rng(dropout, seed))
+
+    def encode_batch(self, documents: Sequence[Any], workers: int | None = None) -> list[list[int]]:
+        """`encode` for many documents, in parallel processes when workers > 1; order is kept.
+        The worker processes stay up between calls (their chunk caches warm), until the tokenizer
+        is garbage-collected or `close()` is called.
+
+        >>> tok.encode_batch(["a b", "c"], workers=2) == [tok.encode("a b"), tok.encode("c")]
+        True
+        """
+        workers = workers or default_workers()
+        batches = [documents[start : start + BATCH] for start in range(0, len(documents), BATCH)]
+        if workers <= 1 or len(batches) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            return [self.encode(document) for document in documents]
+        if self._pool is None or self._pool.workers != workers:
+            self.close()
+            self._pool = WorkerPool(lambda batch: [self.encode(document) for document in batch], workers)
+            self._pool_finalizer = weakref.finalize(self, self._pool.close)
+        results: list[list[int]] = []
+        for batch_ids in self._pool.map(batches):
+            results.extend(batch_ids)
+        return results
+
+    def encode_pieces(
+        self,
+        documents: Iterable[Any],
+        workers: int | None = None,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> Iterator[tuple[list[int], bool]]:
+        """Ids for each document a reader gives, in order, in `workers` processes, in pieces:
+        (ids, whether the document ends there). Streamed text is encoded piece by piece (cut where
+        no chunk can change), so however long a document is, memory holds a few pieces, not its ids."""
+        sources: list[str] = []
+
+        def tagged() -> Iterator[tuple[int, int, Any]]:
+            """(document index, first line, piece); a piece of None ends the document."""
+            for index, document in enumerate(documents):
+                sources.append(document_source(document))
+                if isinstance(document, StreamedText):
+                    line = 1
+                    longest = max(map(len, self.spec.special_tokens), default=0)  # context that safe_cut needs
+                    for piece in pieces([document], self.pretokenizer, self.safe_cut, context=longest + 2):
+                        yield index, line, piece
+                        line += piece.count("\n")
+                else:
+                    yield index, 1, document
+                yield index, 0, None
+
+        def encode_piece(item: tuple[int, int, Any]) -> tuple[int, list[int] | None, str | None]:
+            index, line, piece = item
+            if piece is None:
+                return index, None, None
+            try:
+                if isinstance(piece, str) and self.spec.special_tokens:
+                    allowed = allowed_specials(piece, self.spec.special_tokens, allowed_special, disallowed_special, line)
+                    return index, self.encode(piece, allowed_special=allowed, disallowed_special=frozenset()), None
+                return index, self.encode(piece), None
+            except BpeError as error:
+                return index, None, str(error)
+
+        for index, ids, failure in ordered_map(encode_piece, tagged(), workers):
+            if failure is not None:
+                raise BpeError(located(sources[index], failure))
+            yield ([], True) if ids is None else (ids, False)
+
+    def encode_with_offsets(self, document: Any) -> tuple[list[int], list[tuple[int, int]]]:
+        """Ids and, for each, the (start, end) it covers in the document (end exclusive), in the
+        pretokenizer's coordinates: for DNA, 0-based positions in the record's sequence, so
+        tokens align to genome coordinates. Needs a pretokenizer that reports offsets.
+
+        >>> ids, spans = tok.encode_with_offsets(record)
+        """
+        pretokenizer = self.pretokenizer
+        if not isinstance(pretokenizer, ReportsOffsets):
+            raise BpeError(f"pretokenizer {self.pretokenizer.name!r} does not report offsets")
+        encoder = self._encoder
+        ids: list[int] = []
+        spans: list[tuple[int, int]] = []
+        for chunk, chunk_start in pretokenizer.split_with_offsets(self.normalize(document)):
+            symbol_spans = pretokenizer.symbol_spans(chunk)
+            internal = encoder.encode_symbols(self.pretokenizer.symbols(chunk))
+            index = 0
+            for token in internal:
+                length = self._token_length(token)
+                spans.append((chunk_start + symbol_spans[index][0], chunk_start + symbol_spans[index + length - 1][1]))
+                index += length
+            ids.extend(encoder.to_output(internal))
+        return ids, spans
+
+    def normalize(self, document: Any) -> Any:
+        """The document after the normalizers (text only; other documents pass unchanged)."""
+        return normalize(document, self.normalizers)
+
+    def safe_cut(self, text: str) -> int:
+        """Where streamed text may be cut: the pretokenizer's safe point, never inside a special
+        token's string, nor where one may begin at the end of `text` or have begun before it."""
+        cut = self.pretokenizer.safe_cut(text)
+        special_tokens = self.spec.special_tokens
+        if not special_tokens:
+            return cut
+        longest = max(map(len, special_tokens))
+        while cut > 0 and (cut < longest or splits_a_special(text, cut, special_tokens)):
+            cut = self.pretokenizer.safe_cut(text[: cut - 1]) if cut >= longest else 0
+        return cut
+
+    def encoding_report(self, document: Any) -> dict[str, Any]:
+        """What encoding this document loses or changes, when the pretokenizer quantizes (MIDI:
+        notes dropped outside the pitch range, onsets moved, durations clipped, velocities
+        binned); empty for lossless pretokenizers.
+
+        >>> tok.encoding_report("song.mid")["dropped_pitch_out_of_range"]
+        0
+        """
+        if not isinstance(self.pretokenizer, ReportsEncoding):
+            return {}
+        return dict(self.pretokenizer.report(self.normalize(document)))
+
+    def close(self) -> None:
+        """Stop the worker processes encode_batch keeps (they also stop with the tokenizer)."""
+        if self._pool is not None:
+            self._pool_finalizer.detach()
+            self._pool.close()
+            self._pool = None
+
+    # decoding -----------------------------------------------------------------------------------
+
+    def decode(self, ids: Sequence[int], errors: str = "roundtrip") -> Any:
+        """The document for a sequence of ids (for text, a str; special tokens as their text).
+
+        For byte-level text, `errors` says what ids that make invalid UTF-8 (a model may emit
+        any) decode to: "roundtrip" gives back the lone surrogates `encode` wrote, so
+        `decode(encode(s)) == s` for every str, and U+FFFD for any other bad byte sequence;
+        "replace" gives U+FFFD for every bad sequence, as tiktoken's errors="replace" (the text
+        always encodes to UTF-8, to write it to a file); "strict" raises a BpeError naming the
+        first bad byte. Other domains never make invalid text and ignore it.
+
+        >>> tok.decode([31373, 50256])
+        'hello<|endoftext|>'
+        >>> tok.decode([72, 237, 160, 128], errors="replace") == "H" + "\N{REPLACEMENT CHARACTER}" * 3
+        True
+        """
+        if errors not in DECODE_ERRORS:
+            raise BpeError(f"decode errors={errors!r}; allowed: {', '.join(DECODE_ERRORS)}")
+        if errors != "roundtrip" and self._decodes_to_text and self.pretokenizer.byte_level:
+            return self._decode_utf8(ids, errors)
+        if not self._special_by_id:
+            return self.decoder.decode(self._symbols(ids), self.alphabet)
+        if not self._decodes_to_text:
+            # a document that is a file (MIDI): special tokens (BOS, PAD) mark the sequence, not the music
+            return self.decoder.decode(self._symbols([token for token in ids if token not in self._special_by_id]), self.alphabet)
+        pieces = [
+            part if isinstance(part, str) else self.decoder.decode(self._symbols(part), self.alphabet)
+            for part in self._special_runs(ids)
+        ]
+        return "".join(pieces) if all(isinstance(piece, str) for piece in pieces) else pieces
+
+    def decode_stream(self) -> "TextStream":
+        """An incremental decoder for generation: `push(ids)` returns the text completed so far,
+        holding back a UTF-8 character split across tokens; `flush()` returns the rest.
+
+        >>> stream = tok.decode_stream()
+        >>> "".join(stream.push([token]) for token in tok.encode("héllo")) + stream.flush()
+        'héllo'
+        """
+        if not self.pretokenizer.byte_level:
+            raise BpeError(f"decode_stream is for byte-level text tokenizers; {self.pretokenizer.name!r} is not one")
+        return TextStream(self)
+
+    # inspection ---------------------------------------------------------------------------------
+
+    def token_symbols(self, token_id: int) -> tuple[str, ...]:
+        """The base symbol labels a token stands for (a special token: its own text)."""
+        special = self._special_by_id.get(token_id)
+        if special is not None:
+            return (special,)
+        return tuple(self.alphabet[symbol] for symbol in self._symbols([token_id]))
+
+    def token_text(self, token_id: int) -> str:
+        """A readable form of a token with no whitespace in it: its base labels joined
+        (byte-level: GPT-2's byte characters; DNA: the letters), with `+` between labels that are
+        words (MIDI events: `Pitch_60+Velocity_79`), so one token is one word of `--format tokens`."""
+        separator = "" if self._single_character_labels else "+"
+        return separator.join(self.token_symbols(token_id))
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes a token stands for; byte-level text tokenizers only."""
+        if not self.pretokenizer.byte_level:
+            raise BpeError(f"token_bytes needs a byte-level tokenizer; {self.pretokenizer.name!r} is not one")
+        special = self._special_by_id.get(token_id)
+        if special is not None:
+            return special.encode("utf-8")
+        return bytes(self._symbols([token_id]))
+
+    def regular_ids(self) -> list[int]:
+        """Every id that stands for base symbols (not special, not reserved), in order."""
+        return sorted({token for token in self.layout.ids if token >= 0} | set(self.layout.orphans))
+
+    def merged_ids(self) -> list[int]:
+        """The id each merge creates, in rank order."""
+        return [self.layout.ids[result] for result in self._encoder.merge_result]
+
+    def most_used_tokens(self, count: int = 10) -> list[tuple[int, int]]:
+        """(id, uses) of the merged tokens used most on the training data."""
+        usage = self.spec.token_usage
+        ranked = sorted(
+            ((self.layout.ids[token], usage[token]) for token in set(self._encoder.merge_result) if token < len(usage)),
+            key=lambda item: (-item[1], item[0]),
+        )
+        return ranked[:count]
+
+    def reader(self) -> Reader:
+        """A fresh reader of the kind (and with the options) the tokenizer was trained with: how
+        `bpe encode` and `bpe inspect --on` read files for it (text for imports)."""
+        recorded = self.config.get("input", {})
+        options = {key: value for key, value in recorded.items() if key not in ("reader", "paths", "sample")}
+        return self._components.reader(str(recorded.get("reader", "text")), options)
+
+    # files --------------------------------------------------------------------------------------
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the tokenizer file (atomically: a temporary file, then a rename)."""
+        native.save(self, os.fspath(path))
+
+    def to_hf(self, path: str | os.PathLike[str]) -> None:
+        """Write a Hugging Face `tokenizer.json` that gives the same ids (see `formats.hf.to_hf`).
+
+        >>> tok.to_hf("tokenizer.json")
+        """
+        hf.to_hf(self, path)
+
+    def to_tiktoken(self, path: str | os.PathLike[str]) -> None:
+        """Write a `.tiktoken` file (tokens and ranks; give tiktoken the pattern and special tokens).
+
+        >>> tok.to_tiktoken("mine.tiktoken")
+        """
+        tiktoken.to_tiktoken(self, path)
+
+    # internals ----------------------------------------------------------------------------------
+
+    def _encode_plain(self, document: Any, dropout: float, rng: Random | None) -> list[int]:
+        chunks = self.pretokenizer.split(self.normalize(document))
+        whole_chunks = self.layout.whole_chunks
+        if whole_chunks and rng is None:
+            ids: list[int] = []
+            for chunk in chunks:
+                whole = whole_chunks.get(bytes(self.pretokenizer.symbols(chunk)))
+                ids.extend([whole] if whole is not None else self._encode_chunks([chunk]))
+            return ids
+        return self._encode_chunks(chunks, dropout, rng)
+
+    def _encode_chunks(self, chunks: Iterable[Any], dropout: float = 0.0, rng: Random | None = None) -> list[int]:
+        encoder = self._encoder
+        if rng is not None:
+            ids: list[int] = []
+            for chunk in chunks:
+                ids.extend(encoder.to_output(encoder.encode_symbols_dropout(self.pretokenizer.symbols(chunk), dropout, rng)))
+            return ids
+        if self.pretokenizer.byte_level:
+            return encoder.encode_utf8_chunks(chunks if isinstance(chunks, list) else list(chunks))
+        ids = []
+        for chunk in chunks:
+            chunk_ids = encoder.cached(chunk)
+            if chunk_ids is None:
+                chunk_ids = encoder.to_output(encoder.encode_symbols(self.pretokenizer.symbols(chunk)))
+                encoder.remember(chunk, chunk_ids)
+            ids.extend(chunk_ids)
+        return ids
+
+    def _token_length(self, internal: int) -> int:
+        length = self._token_lengths.get(internal)
+        if length is None:
+            length = self._token_lengths[internal] = len(self._decoder.symbols([internal]))
+        return length
+
+    def _special_runs(self, ids: Sequence[int]) -> Iterator[list[int] | str]:
+        """The ids as runs of regular ids and special tokens' strings, in order (at least one run)."""
+        run: list[int] = []
+        produced = False
+        for token in ids:
+            special = self._special_by_id.get(token)
+            if special is None:
+                run.append(token)
+                continue
+            if run:
+                yield run
+                run = []
+            yield special
+            produced = True
+        if run or not produced:
+            yield run
+
+    def _decode_utf8(self, ids: Sequence[int], errors: str) -> str:
+        """Byte-level text decoded with Python's "replace" or "strict" UTF-8 error handling."""
+        data = b"".join(
+            part.encode("utf-8") if isinstance(part, str) else bytes(self._symbols(part)) for part in self._special_runs(ids)
+        )
+        try:
+            return data.decode("utf-8", errors)
+        except UnicodeDecodeError as error:
+            position = 0
+            for index, token in enumerate(ids):
+                position += len(self.token_bytes(token))
+                if position > error.start:
+                    break
+            raise BpeError(
+                f"the ids do not make valid UTF-8 text: {error.reason} at byte {error.start} of the text "
+                f"(id {token}, number {index + 1} in the sequence); errors 'replace' gives U+FFFD there instead"
+            ) from None
+
+    def _symbols(self, ids: Sequence[int]) -> list[int]:
+        internal_of = self._internal
+        orphans = self.layout.orphans
+        symbols: list[int] = []
+        internal: list[int] = []
+        for token in ids:
+            inner = internal_of[token] if 0 <= token < len(internal_of) else -1
+            if inner >= 0:
+                internal.append(inner)
+                continue
+            orphan = orphans.get(token)
+            if orphan is None:
+                raise BpeError(self._unknown_id(token))
+            symbols.extend(self._decoder.symbols(internal))
+            symbols.extend(orphan)
+            internal = []
+        symbols.extend(self._decoder.symbols(internal))
+        return symbols
+
+    def _unknown_id(self, token: int) -> str:
+        if token in self.reserved_ids:
+            return f"token id {token} is a reserved padding id (pad_to_multiple_of); it stands for no text"
+        if token in self._special_by_id:
+            return f"token id {token} is the special token {self._special_by_id[token]!r}"
+        return f"token id {token} is not in this tokenizer (vocab_size {self.vocab_size})"
+
+
+class TextStream:
+    """Incremental text decoding; see `Tokenizer.decode_stream`."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        if not isinstance(tokenizer.decoder, StreamsText):
+            raise BpeError(f"decoder {tokenizer.decoder.name!r} cannot decode incrementally")
+        self.bytes_decoder: codecs.IncrementalDecoder = tokenizer.decoder.stream()
+
+    def push(self, ids: Sequence[int]) -> str:
+        data = b"".join(self.tokenizer.token_bytes(token) for token in ids)
+        return str(self.bytes_decoder.decode(data))
+
+    def flush(self) -> str:
+        return str(self.bytes_decoder.decode(b"", final=True))
+
+
+def _dropout_rng(dropout: float, seed: int | None) -> Random | None:
+    if not 0.0 <= dropout < 1.0:
+        raise BpeError(f"dropout must be in [0, 1), got {dropout}")
+    return Random(seed) if dropout > 0.0 else None

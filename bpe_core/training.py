@@ -1,0 +1,331 @@
+"""Training: a config becomes a `Plan` (its components built and checked), the plan's input is
+counted into unique chunks (`Counts`, on the local runner or a Dask cluster), and the engine's
+trainer learns the merges from the counts. The result is a `Tokenizer`.
+
+This module decides where counting runs; the runners only run what they are given. It does not
+encode and writes no files (the command line saves the tokenizer).
+"""
+
+import contextlib
+import io
+import json
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
+
+from bpe_core import progress as progress_bars
+from bpe_core.chunking import count_chunks, normalize, piece_size, pieces
+from bpe_core.config import ComponentConfig, Config, RunnerConfig, load_config, parse_runner
+from bpe_core.contract import MeasuresDocuments, Pretokenizer, Reader, ReadsRanges
+from bpe_core.counts import Counts, check_same_config, check_trainable, load_counts, pack, sum_counts, symbol_width, unpack
+from bpe_core.engine import TIE_RULES, Trainer
+from bpe_core.errors import BpeError
+from bpe_core.plugins import registry
+from bpe_core.runners import dask
+from bpe_core.spec import TokenizerSpec
+from bpe_core.tokenizer import Tokenizer
+
+ConfigSource = str | os.PathLike[str] | dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated config with its components built: everything training needs but the data."""
+
+    settings: Config
+    pretokenizer: Pretokenizer
+    reader: Reader
+    paths: list[str]
+    alphabet_size: int
+    num_merges: int
+
+
+def make_plan(
+    config: ConfigSource,
+    files: Sequence[str | os.PathLike[str]] | None = None,
+    overrides: dict[str, Any] | None = None,
+    need_paths: bool = True,
+) -> Plan:
+    """Load and check a config and build its components; a BpeError names the file and key."""
+    settings = load_config(config, overrides)
+    plugins = registry()
+    try:
+        pretokenizer = plugins.pretokenizer(settings.pretokenizer.name, settings.pretokenizer.options)
+    except BpeError as error:
+        raise BpeError(f"{settings.origin}: pretokenizer: {error}") from None
+    try:
+        reader = plugins.reader(settings.input.reader, settings.input.options)
+    except BpeError as error:
+        raise BpeError(f"{settings.origin}: input: {error}") from None
+    for index, normalizer in enumerate(settings.normalizers):
+        try:
+            plugins.normalizer(normalizer.name, normalizer.options)
+        except BpeError as error:
+            key = "normalizer" if len(settings.normalizers) == 1 else f"normalizer[{index}]"
+            raise BpeError(f"{settings.origin}: {key}: {error}") from None
+    paths = _resolve_paths(settings, files)
+    if not paths and need_paths:
+        raise BpeError(f"{settings.origin}: input.paths: no input files (give files or set input.paths)")
+    alphabet_size = len(pretokenizer.alphabet())
+    minimum = alphabet_size + len(settings.special_tokens.tokens)
+    if settings.trainer.vocab_size < minimum:
+        raise BpeError(
+            f"{settings.origin}: trainer.vocab_size: {settings.trainer.vocab_size} is below the minimum {minimum} "
+            f"({alphabet_size} base symbols + {len(settings.special_tokens.tokens)} special tokens)"
+        )
+    return Plan(settings, pretokenizer, reader, paths, alphabet_size, settings.trainer.vocab_size - minimum)
+
+
+def check_config(
+    config: ConfigSource, overrides: dict[str, Any] | None = None, files: Sequence[str | os.PathLike[str]] | None = None
+) -> str:
+    """Validate a config without training: keys, components and their options, vocabulary size.
+
+    Returns a one-line summary; raises BpeError naming what is wrong.
+    """
+    plan = make_plan(config, files, overrides)
+    settings = plan.settings
+    return (
+        f"pretokenizer {settings.pretokenizer.name} ({plan.alphabet_size} base symbols), reader {settings.input.reader}, "
+        f"vocab {settings.trainer.vocab_size} = {plan.alphabet_size} + {plan.num_merges} merges + "
+        f"{len(settings.special_tokens.tokens)} special, {len(plan.paths)} input path(s)"
+    )
+
+
+def count(
+    config: ConfigSource,
+    files: Sequence[str | os.PathLike[str]] | None = None,
+    overrides: dict[str, Any] | None = None,
+    *,
+    workers: int | None = None,
+    progress: bool | None = None,
+    runner: RunnerConfig | dict[str, Any] | None = None,
+) -> Counts:
+    """The unique chunks of the config's input with their counts (the part of training that
+    grows with the corpus), on the config's runner unless `runner` is given.
+
+    >>> counts = bpe_core.count("configs/gpt2-style.yaml", ["corpus.txt"])
+    >>> counts.save("corpus.counts")
+    """
+    plan = make_plan(config, files, overrides)
+    return _count(plan, _runner(plan.settings, runner, workers), progress)
+
+
+def train(
+    config: ConfigSource,
+    files: Sequence[str | os.PathLike[str]] | None = None,
+    overrides: dict[str, Any] | None = None,
+    *,
+    workers: int | None = None,
+    progress: bool | None = None,
+    runner: RunnerConfig | dict[str, Any] | None = None,
+    counts: Sequence["str | os.PathLike[str] | Counts"] | None = None,
+) -> Tokenizer:
+    """Train a tokenizer from a YAML config (path or dict); `files` replaces input.paths.
+
+    Relative paths in a config file are relative to that file. With `counts` (counts files or
+    objects, as `count` makes them) no input is read: training starts from their sum.
+
+    >>> tok = bpe_core.train("configs/gpt2-style.yaml", ["corpus.txt"], {"trainer.vocab_size": 8192})
+    """
+    started = time.perf_counter()
+    if counts is not None:
+        if files:
+            raise BpeError("give input files or counts to train from, not both")
+        plan = make_plan(config, None, overrides, need_paths=False)
+        named = [(str(item), load_counts(item)) if not isinstance(item, Counts) else ("counts", item) for item in counts]
+        total = sum_counts(named)
+        check_same_config(counting_config(plan.settings), total.config, named[0][0])
+        check_trainable(total, plan.alphabet_size, named[0][0])
+        if not any(total.chunks):
+            raise BpeError(f"nothing to train on: {', '.join(name for name, _ in named)} hold(s) no chunks")
+    else:
+        plan = make_plan(config, files, overrides)
+        total = _count(plan, _runner(plan.settings, runner, workers), progress)
+    return _train_from(plan, total, progress, started)
+
+
+def count_documents(
+    plan: Plan, documents: Iterable[Any], workers: int | None, progress: bool | None, fraction: float | None
+) -> Counts:
+    """Count the documents (from plan.reader) into a Counts, in `workers` processes."""
+    settings, pretokenizer = plan.settings, plan.pretokenizer
+    normalizers = [registry().normalizer(item.name, item.options) for item in settings.normalizers]
+    seed = settings.input.sample.seed if settings.input.sample else 0
+    counted = count_chunks(
+        documents,
+        pretokenizer,
+        workers,
+        progress,
+        prepare=partial(normalize, normalizers=normalizers),
+        sample=None if fraction is None else (fraction, seed),
+    )
+    if not counted and fraction is not None:
+        raise BpeError(f"{settings.origin}: input.sample kept nothing of the input (fraction {fraction:.3g}); sample more")
+    width = symbol_width(plan.alphabet_size)
+    symbols = pretokenizer.symbols
+    chunks: dict[bytes, int] = {}
+    for chunk, times in counted.items():
+        key = pack(symbols(chunk), width)
+        chunks[key] = chunks.get(key, 0) + times
+    read = input_config(settings)
+    inputs = [
+        {"path": source.path, "size": source.size, "sha256": source.sha256, "input": read, "sampled_fraction": fraction}
+        for source in plan.reader.sources()
+    ]
+    measures = plan.reader.measures() if isinstance(plan.reader, MeasuresDocuments) else {}
+    return Counts(counting_config(settings), plan.alphabet_size, chunks, inputs, measures)
+
+
+def counting_config(settings: Config) -> dict[str, Any]:
+    """What decides the symbols a chunk is counted as: counts merge only when this is equal."""
+    whole = settings.to_dict()
+    return {"normalizer": whole["normalizer"], "pretokenizer": whole["pretokenizer"]}
+
+
+def input_config(settings: Config) -> dict[str, Any]:
+    """How the input was read (recorded with each counted file)."""
+    recorded = dict(settings.to_dict()["input"])
+    del recorded["paths"]
+    return recorded
+
+
+# counting on a Dask worker: the task the dask runner submits, by name --------------------------
+
+_worker_plans: dict[str, Plan] = {}
+
+
+def count_task(config: str, task: dask.Task) -> tuple[Counts, str]:
+    """Count one task's input as a local run would; returns the counts and the reader's warnings.
+    The plan is built once per worker process, with a fresh reader per task."""
+    plan = _worker_plans.get(config)
+    if plan is None:
+        plan = _worker_plans[config] = make_plan(json.loads(config), None, None, need_paths=False)
+    reader = registry().reader(plan.settings.input.reader, plan.settings.input.options)
+    plan = replace(plan, reader=reader)
+    if task.step:
+        assert isinstance(reader, ReadsRanges)  # only such readers' files are split into ranges
+        documents = reader.range_documents(task.paths[0], task.start, task.step, plan.pretokenizer.safe_cut)
+    else:
+        documents = reader.documents(list(task.paths))
+    warnings = io.StringIO()
+    with contextlib.redirect_stderr(warnings):
+        counts = count_documents(plan, documents, 1, False, None)
+    return counts, warnings.getvalue()
+
+
+# internals --------------------------------------------------------------------------------------
+
+
+def _resolve_paths(config: Config, files: Sequence[str | os.PathLike[str]] | None) -> list[str]:
+    if files:
+        return [os.fspath(path) for path in files]
+    base = os.path.dirname(config.origin) if config.origin != "<dict>" else ""
+    return [path if os.path.isabs(path) or path == "-" else os.path.join(base, path) for path in config.input.paths]
+
+
+def _runner(settings: Config, runner: RunnerConfig | dict[str, Any] | None, workers: int | None) -> RunnerConfig:
+    """The runner to use: given, else the config's; `workers` overrides its worker count."""
+    if runner is None:
+        chosen = settings.runner
+    elif isinstance(runner, dict):
+        chosen = parse_runner(runner, "runner")
+    else:
+        chosen = runner
+    return chosen if workers is None else replace(chosen, workers=workers)
+
+
+def _count(plan: Plan, runner: RunnerConfig, progress: bool | None) -> Counts:
+    if runner.kind == "dask":
+        if plan.settings.input.sample is not None:
+            raise BpeError(
+                f"{plan.settings.origin}: input.sample is not available with runner kind dask "
+                "(its sample would differ from a local run's); count all of a subset of the files instead"
+            )
+        return dask.count_on_dask(plan.settings.to_dict(), plan.reader, plan.paths, runner, progress, count_task)
+    return count_documents(plan, plan.reader.documents(plan.paths), runner.workers, progress, _sample_fraction(plan))
+
+
+def _sample_fraction(plan: Plan) -> float | None:
+    sample = plan.settings.input.sample
+    if sample is None:
+        return None
+    if sample.fraction is not None:
+        return sample.fraction
+    assert sample.bytes is not None
+    return _budget_fraction(plan, sample.bytes)
+
+
+def _budget_fraction(plan: Plan, budget: int) -> float:
+    """The fraction of the input that makes about `budget` bytes (one extra reading pass)."""
+    total = 0
+    reader = registry().reader(plan.settings.input.reader, plan.settings.input.options)
+    for piece in pieces(reader.documents(plan.paths), plan.pretokenizer):
+        total += len(piece.encode("utf-8", "surrogatepass")) if isinstance(piece, str) else piece_size(piece)
+    return 1.0 if total <= budget else budget / total
+
+
+def _train_from(plan: Plan, counts: Counts, progress: bool | None, started: float) -> Tokenizer:
+    settings, pretokenizer = plan.settings, plan.pretokenizer
+    alphabet_size, num_merges = plan.alphabet_size, plan.num_merges
+    plugins = registry()
+    width = counts.width
+    if not any(counts.chunks):  # no chunk, or only empty ones: a tokenizer without merges is no result
+        read = [item["path"] for item in counts.inputs] or plan.paths
+        shown = ", ".join(read[:5]) + (f" and {len(read) - 5} more" if len(read) > 5 else "")
+        raise BpeError(f"nothing to train on: {shown or 'the input'} holds no chunks (empty, or only what is skipped)")
+    chunk_symbols = [unpack(key, width) for key in counts.chunks]
+    weights = list(counts.chunks.values())
+    trainer = Trainer(
+        alphabet_size,
+        chunk_symbols,
+        weights,
+        alphabet_size + num_merges,
+        settings.trainer.max_token_length or 0,
+        TIE_RULES.index(settings.trainer.tie_break),
+        # tie_break hf: Hugging Face numbers the alphabet in code point order of its labels
+        sorted(range(alphabet_size), key=pretokenizer.alphabet().__getitem__),
+    )
+    symbol_count = sum(len(symbols) * weight for symbols, weight in zip(chunk_symbols, weights))
+    del chunk_symbols
+    with progress_bars.bar(progress, "merging", total=num_merges, unit="merge") as bar:
+
+        def advance(done: int) -> None:
+            bar.update(done - bar.n)
+
+        trainer.run(num_merges, settings.trainer.min_frequency, advance)
+    usage = trainer.token_usage()
+    unpadded = alphabet_size + len(trainer.merges) + len(settings.special_tokens.tokens)
+    multiple = settings.trainer.pad_to_multiple_of or 1
+    fractions = {item.get("sampled_fraction") for item in counts.inputs}
+    provenance = {
+        "inputs": [{"path": item["path"], "size": item["size"], "sha256": item["sha256"]} for item in counts.inputs],
+        "unique_chunks": len(counts.chunks),
+        "chunks": sum(weights),
+        "symbols": symbol_count,
+        "tokens": sum(usage),
+        "merges_learned": len(trainer.merges),
+        "sampled_fraction": fractions.pop() if len(fractions) == 1 else None,
+        "seconds": round(time.perf_counter() - started, 3),
+        **counts.measures,
+    }
+    used = {plugins.plugin_of("pretokenizer", settings.pretokenizer.name), plugins.plugin_of("reader", settings.input.reader)}
+    used |= {plugins.plugin_of("normalizer", item.name) for item in settings.normalizers}
+    spec = TokenizerSpec(
+        name=settings.name,
+        pretokenizer=ComponentConfig(pretokenizer.name, pretokenizer.options()),
+        normalizers=settings.normalizers,
+        merges=trainer.merges,
+        merge_counts=trainer.merge_counts,
+        token_usage=usage,
+        special_tokens=settings.special_tokens.tokens,
+        special_position=settings.special_tokens.position,
+        padding=-unpadded % multiple,
+        config=settings.to_dict(),
+        provenance=provenance,
+        plugins={name: version for name, version in plugins.plugin_versions().items() if name in used},
+    )
+    return Tokenizer(spec, plugins)
