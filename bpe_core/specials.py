@@ -1,12 +1,13 @@
-"""Special tokens in text: finding them, refusing the disallowed ones, and never cutting one.
+"""Special tokens: finding them in text, refusing the disallowed ones, never cutting one, and
+telling them apart in a sequence of ids.
 
 tiktoken's rules: text that holds a special token's string is an error unless the token is
 allowed (then it becomes the special id) or left out of the disallowed set (then it is plain
-text). This module knows strings only, not ids or tokenizers.
+text). This module knows strings and ids, not tokenizers.
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import Literal
@@ -51,3 +52,21 @@ def splits_a_special(text: str, cut: int, special_tokens: Sequence[str]) -> bool
         for token in special_tokens
         for length in range(1, len(token))
     )
+
+
+def special_runs(ids: Sequence[int], special_by_id: dict[int, str]) -> Iterator[list[int] | str]:
+    """The ids as runs of regular ids and special tokens' strings, in order (at least one run)."""
+    run: list[int] = []
+    produced = False
+    for token in ids:
+        special = special_by_id.get(token)
+        if special is None:
+            run.append(token)
+            continue
+        if run:
+            yield run
+            run = []
+        yield special
+        produced = True
+    if run or not produced:
+        yield run

@@ -33,7 +33,7 @@ from bpe_core.formats import hf, native, tiktoken
 from bpe_core.plugins import Registry, registry
 from bpe_core.runners.local import WorkerPool, default_workers, ordered_map
 from bpe_core.spec import IdLayout, TokenizerSpec
-from bpe_core.specials import Specials, allowed_specials, special_pattern, splits_a_special
+from bpe_core.specials import Specials, allowed_specials, special_pattern, special_runs, splits_a_special
 
 BATCH = 64  # documents per task in encode_batch: amortizes inter-process traffic
 # What `Tokenizer.decode` does with ids that make invalid UTF-8; see there.
@@ -52,8 +52,7 @@ class Tokenizer:
         """Build a tokenizer from its spec (`train`, `load` and the importers make one), resolving
         the pretokenizer, normalizers and decoder by name in `components` (the installed plugins
         by default). Raises a BpeError when the ids do not fit together."""
-        components = components or registry()
-        self._components = components
+        self._components = components = components or registry()
         self.pretokenizer = components.pretokenizer(spec.pretokenizer.name, spec.pretokenizer.options)
         try:
             self.alphabet: list[str] = Alphabet(self.pretokenizer.alphabet()).labels
@@ -87,15 +86,12 @@ class Tokenizer:
         self.special_ids = layout.special_ids
         self.merge_counts = spec.merge_counts
         self.token_usage = spec.token_usage
-        self.normalizer_specs = [(item.name, dict(item.options)) for item in spec.normalizers]
         self.config = spec.config
         self.provenance = spec.provenance
         self.plugins = spec.plugins
-        self.padding = spec.padding
         self._special_by_id = {token_id: token for token, token_id in layout.special_ids.items()}
         self._token_lengths: dict[int, int] = {}
         self._pool: WorkerPool | None = None
-        # decided once: a decoder that gives files (MIDI) decodes specials differently from text
         self._decodes_to_text = isinstance(self.decoder.decode([], self.alphabet), str)
         self._single_character_labels = all(len(label) == 1 for label in self.alphabet)
         used = [*layout.ids, *layout.special_ids.values(), *layout.orphans, -1]
@@ -310,12 +306,11 @@ class Tokenizer:
             return self._decode_utf8(ids, errors)
         if not self._special_by_id:
             return self.decoder.decode(self._symbols(ids), self.alphabet)
-        if not self._decodes_to_text:
-            # a document that is a file (MIDI): special tokens (BOS, PAD) mark the sequence, not the music
+        if not self._decodes_to_text:  # a file (MIDI): special tokens (BOS, PAD) mark the sequence, not the music
             return self.decoder.decode(self._symbols([token for token in ids if token not in self._special_by_id]), self.alphabet)
         pieces = [
             part if isinstance(part, str) else self.decoder.decode(self._symbols(part), self.alphabet)
-            for part in self._special_runs(ids)
+            for part in special_runs(ids, self._special_by_id)
         ]
         return "".join(pieces) if all(isinstance(piece, str) for piece in pieces) else pieces
 
@@ -437,27 +432,10 @@ class Tokenizer:
             length = self._token_lengths[internal] = len(self._decoder.symbols([internal]))
         return length
 
-    def _special_runs(self, ids: Sequence[int]) -> Iterator[list[int] | str]:
-        """The ids as runs of regular ids and special tokens' strings, in order (at least one run)."""
-        run: list[int] = []
-        produced = False
-        for token in ids:
-            special = self._special_by_id.get(token)
-            if special is None:
-                run.append(token)
-                continue
-            if run:
-                yield run
-                run = []
-            yield special
-            produced = True
-        if run or not produced:
-            yield run
-
     def _decode_utf8(self, ids: Sequence[int], errors: str) -> str:
         """Byte-level text decoded with Python's "replace" or "strict" UTF-8 error handling."""
         data = b"".join(
-            part.encode("utf-8") if isinstance(part, str) else bytes(self._symbols(part)) for part in self._special_runs(ids)
+            part.encode("utf-8") if isinstance(part, str) else bytes(self._symbols(part)) for part in special_runs(ids, self._special_by_id)
         )
         try:
             return data.decode("utf-8", errors)

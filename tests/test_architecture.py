@@ -1,0 +1,174 @@
+"""The house rules of the source tree, read with `ast` (nothing is imported or run):
+
+- no module imports another in a circle, not even inside a function or under TYPE_CHECKING;
+- no private name (a leading underscore) is imported from, or read on, another module's objects;
+- no module of bpe_core/ or plugins/ is over 500 lines;
+- docs/architecture.md names every framework module, and every module it names exists;
+- docs/plugins.md lists exactly the optional abilities that bpe_core/contract.py declares.
+"""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = {"bpe_core": ROOT / "bpe_core", **{name: ROOT / "plugins" / name for name in ("bpe_text", "bpe_dna", "bpe_midi")}}
+MAX_LINES = 500
+
+
+def module_files() -> dict[str, Path]:
+    """Dotted module name -> source file, for the framework and the built-in plugins."""
+    modules = {}
+    for package, directory in PACKAGES.items():
+        for path in sorted(directory.rglob("*.py")):
+            parts = [package, *path.relative_to(directory).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+MODULES = module_files()
+TREES = {name: ast.parse(path.read_text(encoding="utf-8"), str(path)) for name, path in MODULES.items()}
+
+
+def imported_modules(name: str) -> set[str]:
+    """The project modules `name` imports anywhere in its source (functions and TYPE_CHECKING too).
+    `from package import module` counts as importing the module."""
+    found: set[str] = set()
+    package = name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(TREES[name]):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base)
+    return {module for module in found if module in MODULES and module != name}
+
+
+def import_cycle() -> list[str] | None:
+    """One circle of imports, or None."""
+    graph = {name: imported_modules(name) for name in MODULES}
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                return path[path.index(target) :] + [target]
+            if target not in state:
+                cycle = visit(target)
+                if cycle:
+                    return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state:
+            cycle = visit(start)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_no_module_imports_another_in_a_circle() -> None:
+    cycle = import_cycle()
+    assert cycle is None, "import circle: " + " -> ".join(cycle or [])
+
+
+def test_the_engine_imports_nothing_from_the_rest_and_the_framework_no_plugin() -> None:
+    for name in MODULES:
+        imported = imported_modules(name)
+        if name.startswith("bpe_core.engine"):
+            assert all(module.startswith("bpe_core.engine") for module in imported), (name, imported)
+        elif name.startswith("bpe_core"):
+            assert not any(module.startswith(("bpe_text", "bpe_dna", "bpe_midi")) for module in imported), (name, imported)
+
+
+def private_definitions(tree: ast.Module) -> set[str]:
+    """Private names a module defines: globals, functions, classes, class attributes and `self._x`."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+    return {name for name in names if name.startswith("_") and not name.startswith("__")}
+
+
+def private_uses(name: str) -> list[str]:
+    """Private names of other project modules that `name` imports or reads."""
+    own = private_definitions(TREES[name])
+    others = set().union(*(private_definitions(tree) for module, tree in TREES.items() if module != name))
+    uses = []
+    for node in ast.walk(TREES[name]):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in PACKAGES:
+            uses += [f"from {node.module} import {alias.name}" for alias in node.names if alias.name.startswith("_")]
+        elif isinstance(node, ast.Import):
+            uses += [alias.name for alias in node.names if any(part.startswith("_") for part in alias.name.split("."))]
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            if node.attr in others and node.attr not in own:
+                uses.append(f"line {node.lineno}: .{node.attr}")
+    return uses
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_private_name_is_imported_or_read_across_modules(name: str) -> None:
+    assert private_uses(name) == []
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_module_is_over_500_lines(name: str) -> None:
+    lines = len(MODULES[name].read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{MODULES[name].relative_to(ROOT)} has {lines} lines"
+
+
+def architecture_names() -> set[str]:
+    """The module paths docs/architecture.md names in backquotes (`tokenizer.py`, `formats/hf.py`)."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    return set(re.findall(r"`([\w/]+\.py)`", text))
+
+
+def framework_paths() -> set[str]:
+    """Every framework module, as a path below bpe_core/ (package __init__ files aside)."""
+    directory = PACKAGES["bpe_core"]
+    return {str(path.relative_to(directory)) for path in directory.rglob("*.py") if path.name != "__init__.py"}
+
+
+def test_architecture_names_every_framework_module() -> None:
+    missing = framework_paths() - architecture_names()
+    assert not missing, f"docs/architecture.md does not name {sorted(missing)}"
+
+
+def test_every_module_architecture_names_exists() -> None:
+    plugin_paths = {str(path.relative_to(ROOT / "plugins")) for path in (ROOT / "plugins").rglob("*.py")}
+    unknown = {name for name in architecture_names() - framework_paths() - plugin_paths if not (ROOT / name).is_file()}
+    assert not unknown, f"docs/architecture.md names modules that do not exist: {sorted(unknown)}"
+
+
+def contract_abilities() -> list[str]:
+    """The names in contract.ABILITIES, read from the source."""
+    for node in TREES["bpe_core.contract"].body:
+        if isinstance(node, ast.Assign) and any(isinstance(target, ast.Name) and target.id == "ABILITIES" for target in node.targets):
+            assert isinstance(node.value, ast.Tuple)
+            return [element.id for element in node.value.elts if isinstance(element, ast.Name)]
+    raise AssertionError("bpe_core/contract.py defines no ABILITIES")
+
+
+def test_plugins_doc_lists_exactly_the_contract_abilities() -> None:
+    text = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    section = text.split("## Optional abilities", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\| `(\w+)` \|", section, flags=re.MULTILINE)
+    assert sorted(listed) == sorted(contract_abilities())
