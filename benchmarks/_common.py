@@ -340,12 +340,51 @@ def run(main: Callable[[], None], child_tasks: Mapping[str, ChildTask]) -> None:
         main()
 
 
-def publish(heading: str, body: str) -> None:
-    """Print a script's section and write it into docs/benchmarks.md."""
+def publish_report(
+    heading: str,
+    *,
+    command: str,
+    started: float,
+    load_at_start: float,
+    bpe_core_result: Mapping[str, Any] | None,
+    peers: Sequence[str],
+    summaries: Sequence[Summary],
+    blocks: Sequence[str],
+    notes: Sequence[str] = (),
+    facts: Sequence[str] = (),
+    trial_run: str | None = None,
+) -> None:
+    """Print a script's section and write it into docs/benchmarks.md, in the layout every script shares.
+
+    The section: the command and total run time (since `started`, a perf_counter reading), the
+    machine, versions and load (of bpe-core as `bpe_core_result`, a bpe-core child's result, says
+    it ran), how busy other processes kept the machine during `summaries`, the script's `facts`
+    as more bullets, its `blocks` (tables, headings, paragraphs) separated by blank lines, and its
+    `notes` under "### Method". A warning that the package was rebuilt during the run joins the
+    notes. A `trial_run` (the reason) is printed but not written.
+    """
+    ours = bpe_core_result or {}
+    check_installed_package(ours.get("bpe_core_location"))
+    warning = build_warning(summaries)
+    if warning:
+        print(warning)
+        notes = [*notes, warning]
+    bullets = [
+        *machine_lines(ours.get("compiled"), ours.get("bpe_core_location"), peers, load_at_start),
+        contention_line(summaries),
+        *(f"- {fact}" for fact in facts),
+    ]
+    parts = [f"Command: `{command}` (total {time.perf_counter() - started:.0f} s)", "\n".join(bullets), *blocks]
+    if notes:
+        parts += ["### Method", "\n".join(f"- {note}" for note in notes)]
+    body = "\n\n".join(parts)
     print()
     print(heading)
     print()
     print(body)
+    if trial_run:
+        print(f"\n(not written to {BENCHMARKS_DOC}: {trial_run})")
+        return
     write_section(heading, body)
     print(f"\nwrote section to {BENCHMARKS_DOC}")
 

@@ -165,8 +165,6 @@ def main() -> None:
             script, jobs, options.repeats, work_dir, label=lambda key: f"{key[0]} {key[1]} vocab {key[2]}"
         )
 
-    ours_full = results[("bpe-core", FULL, SIZE_SWEEP_VOCAB)].best
-    _common.check_installed_package(ours_full.get("bpe_core_location"))
     mismatched = [
         f"{tool} {name} vocab {vocab}: got {summary.best.get('vocab_size')}"
         for (tool, name, vocab), summary in results.items()
@@ -271,10 +269,6 @@ def main() -> None:
         vocab_rows,
     )
 
-    command = f".venv/bin/python benchmarks/train_text.py --repeats {options.repeats}"
-    machine = _common.machine_lines(
-        ours_full.get("compiled"), ours_full.get("bpe_core_location"), ["tokenizers", "rustbpe"], load_at_start
-    )
     notes = [
         f"Corpus `{CORPUS.name}` decompressed to {sizes[FULL]:.2f} MB of plain text; prefixes cut at a newline "
         f"({prefix_sizes} MB). GPT-2 split pattern, "
@@ -292,36 +286,24 @@ def main() -> None:
     ]
     if mismatched:
         notes.append("Vocabulary size differed from the request: " + "; ".join(mismatched))
-    build_warning = _common.build_warning(list(results.values()))
-    if build_warning:
-        print(build_warning)
-        notes.append(build_warning)
-
-    body = "\n".join(
-        [
-            f"Command: `{command}` (total {time.perf_counter() - started:.0f} s)",
-            "",
-            *machine,
-            _common.contention_line(list(results.values())),
-            "",
+    _common.publish_report(
+        SECTION_HEADING,
+        command=f".venv/bin/python benchmarks/train_text.py --repeats {options.repeats}",
+        started=started,
+        load_at_start=load_at_start,
+        bpe_core_result=results[("bpe-core", FULL, SIZE_SWEEP_VOCAB)].best,
+        peers=["tokenizers", "rustbpe"],
+        summaries=list(results.values()),
+        blocks=[
             f"### Full corpus ({sizes[FULL]:.2f} MB)",
-            "",
             main_table,
-            "",
             f"### Time against corpus size (vocab {SIZE_SWEEP_VOCAB})",
-            "",
             size_table,
-            "",
             f"### Time against vocabulary size (full corpus, {sizes[FULL]:.2f} MB)",
-            "",
             vocab_table,
-            "",
-            "### Method",
-            "",
-            *(f"- {note}" for note in notes),
-        ]
+        ],
+        notes=notes,
     )
-    _common.publish(SECTION_HEADING, body)
 
 
 if __name__ == "__main__":
