@@ -6,7 +6,8 @@ Every measurement runs in a fresh interpreter: the script re-invokes itself as
 The parent polls the child's process tree with psutil every ~10 ms and keeps the largest sum of
 RSS over the child and all its descendants (forked workers included).
 
-This module does not know any tool or data set, and it asserts nothing about timings.
+This module does not know any tool or data set (only the split patterns OpenAI publishes, which
+the scripts feed to the peers), and it asserts nothing about timings.
 """
 
 import json
@@ -41,6 +42,14 @@ MEGABYTE = 1024 * 1024
 # A reinstall of the package (`make install`) can briefly leave it unimportable.
 IMPORT_RETRIES = 3
 IMPORT_RETRY_SECONDS = 5.0
+
+# The published split patterns, spelled as OpenAI publishes them: GPT-2's in the gpt-2 release's
+# src/encoder.py, cl100k_base's in tiktoken_ext/openai_public.py. The peers get these, never a
+# pattern read from bpe-core's plugins, so a change there cannot move the peers along with us.
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
 
 ChildTask = Callable[[list[str]], dict[str, Any]]
 Key = TypeVar("Key")

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import _common
-from _common import MEGABYTE, ChildJob, Summary, markdown_table, ratio
+from _common import CL100K_PATTERN, GPT2_PATTERN, MEGABYTE, ChildJob, Summary, markdown_table, ratio
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "text" / "python-3.11-docs.txt.gz"
 SECTION_HEADING = "## Encoding text (benchmarks/encode_text.py)"
@@ -44,11 +44,6 @@ TOOLS = ("bpe-core", "tiktoken", "hf-tokenizers")
 VOCABULARIES = ("cl100k_base", f"trained-{TRAINED_VOCAB}")
 SCENARIOS = ("one string", "batch")
 CHILD_TIMEOUT_SECONDS = 900.0
-# The published patterns, as tiktoken_ext.openai_public and GPT-2's encoder.py spell them.
-CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 # Oniguruma (HF's regex engine) reads `{1,3}+` as "one or more runs of 1-3", not as a possessive
 # `{1,3}`; in this alternative the possessive changes nothing, so HF gets the plain form.
 ONIGURUMA_DIGITS = (r"\p{N}{1,3}+", r"\p{N}{1,3}")

@@ -21,10 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import _common
-from _common import ChildJob, Summary, markdown_table, ratio, seconds_text
+from _common import GPT2_PATTERN, ChildJob, Summary, markdown_table, ratio, seconds_text
 
 CORPUS = Path("/work/shared/data/text/python-3.11-docs.txt.gz")
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 PREFIX_MEGABYTES = (1, 2, 4, 8)
 MAIN_VOCAB_SIZES = (8192, 32768)
 SWEEP_VOCAB_SIZES = (4096, 8192, 16384, 32768)
