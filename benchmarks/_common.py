@@ -281,6 +281,20 @@ def package_version(distribution: str) -> str:
         return "not installed"
 
 
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """A path as the reports show it: relative to the repository when inside it, else from its
+    `site-packages` folder on (an installed package), else unchanged.
+
+    Links are not resolved: a venv's python links to the system's, and `.venv/bin/python` is what ran.
+    """
+    absolute = Path(os.path.abspath(path))
+    if absolute.is_relative_to(REPO_ROOT):
+        return str(absolute.relative_to(REPO_ROOT))
+    if "site-packages" in absolute.parts:
+        return str(Path(*absolute.parts[absolute.parts.index("site-packages") :]))
+    return str(path)
+
+
 def load_average() -> float:
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
 
@@ -305,9 +319,9 @@ def machine_lines(
     compiled = {True: "compiled (mypyc)", False: "pure Python", None: "unknown"}[engine_compiled]
     lines = [
         f"- machine: {cores} cores available (nproc), {cpu_model}, {memory_gb:.0f} GB RAM, {platform.system()} {platform.release()}",
-        f"- Python {platform.python_version()} ({sys.executable})",
+        f"- Python {platform.python_version()} ({shown_path(sys.executable)})",
         f"- bpe-core {package_version('bpe-core')}, engine {compiled}"
-        + (f", imported from `{bpe_core_location}`" if bpe_core_location else ""),
+        + (f", imported from `{shown_path(bpe_core_location)}`" if bpe_core_location else ""),
     ]
     lines += [f"- {peer} {package_version(peer)}" for peer in peers]
     lines.append(
@@ -338,7 +352,7 @@ def build_warning(summaries: Sequence[Summary]) -> str | None:
 def check_installed_package(location: str | None) -> None:
     """Warn when a child imported bpe_core from the source tree rather than the installed package."""
     if location and Path(location).resolve().is_relative_to(REPO_ROOT / "bpe_core"):
-        print(f"WARNING: bpe_core was imported from the source tree ({location}), not the installed package")
+        print(f"WARNING: bpe_core was imported from the source tree ({shown_path(location)}), not the installed package")
 
 
 def run(main: Callable[[], None], child_tasks: Mapping[str, ChildTask]) -> None:
@@ -392,10 +406,10 @@ def publish_report(
     print()
     print(body)
     if trial_run:
-        print(f"\n(not written to {BENCHMARKS_DOC}: {trial_run})")
+        print(f"\n(not written to {shown_path(BENCHMARKS_DOC)}: {trial_run})")
         return
     write_section(heading, body)
-    print(f"\nwrote section to {BENCHMARKS_DOC}")
+    print(f"\nwrote section to {shown_path(BENCHMARKS_DOC)}")
 
 
 def write_section(heading: str, body: str, document: Path = BENCHMARKS_DOC) -> None:
