@@ -6,7 +6,8 @@ Every measurement runs in a fresh interpreter: the script re-invokes itself as
 The parent polls the child's process tree with psutil every ~10 ms and keeps the largest sum of
 RSS over the child and all its descendants (forked workers included).
 
-This module does not know any tool or data set, and it asserts nothing about timings.
+This module does not know any tool or data set (only the split patterns OpenAI publishes, which
+the scripts feed to the peers), and it asserts nothing about timings.
 """
 
 import json
@@ -41,6 +42,14 @@ MEGABYTE = 1024 * 1024
 # A reinstall of the package (`make install`) can briefly leave it unimportable.
 IMPORT_RETRIES = 3
 IMPORT_RETRY_SECONDS = 5.0
+
+# The published split patterns, spelled as OpenAI publishes them: GPT-2's in the gpt-2 release's
+# src/encoder.py, cl100k_base's in tiktoken_ext/openai_public.py. The peers get these, never a
+# pattern read from bpe-core's plugins, so a change there cannot move the peers along with us.
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
 
 ChildTask = Callable[[list[str]], dict[str, Any]]
 Key = TypeVar("Key")
@@ -272,6 +281,20 @@ def package_version(distribution: str) -> str:
         return "not installed"
 
 
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """A path as the reports show it: relative to the repository when inside it, else from its
+    `site-packages` folder on (an installed package), else unchanged.
+
+    Links are not resolved: a venv's python links to the system's, and `.venv/bin/python` is what ran.
+    """
+    absolute = Path(os.path.abspath(path))
+    if absolute.is_relative_to(REPO_ROOT):
+        return str(absolute.relative_to(REPO_ROOT))
+    if "site-packages" in absolute.parts:
+        return str(Path(*absolute.parts[absolute.parts.index("site-packages") :]))
+    return str(path)
+
+
 def load_average() -> float:
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
 
@@ -296,9 +319,9 @@ def machine_lines(
     compiled = {True: "compiled (mypyc)", False: "pure Python", None: "unknown"}[engine_compiled]
     lines = [
         f"- machine: {cores} cores available (nproc), {cpu_model}, {memory_gb:.0f} GB RAM, {platform.system()} {platform.release()}",
-        f"- Python {platform.python_version()} ({sys.executable})",
+        f"- Python {platform.python_version()} ({shown_path(sys.executable)})",
         f"- bpe-core {package_version('bpe-core')}, engine {compiled}"
-        + (f", imported from `{bpe_core_location}`" if bpe_core_location else ""),
+        + (f", imported from `{shown_path(bpe_core_location)}`" if bpe_core_location else ""),
     ]
     lines += [f"- {peer} {package_version(peer)}" for peer in peers]
     lines.append(
@@ -329,7 +352,7 @@ def build_warning(summaries: Sequence[Summary]) -> str | None:
 def check_installed_package(location: str | None) -> None:
     """Warn when a child imported bpe_core from the source tree rather than the installed package."""
     if location and Path(location).resolve().is_relative_to(REPO_ROOT / "bpe_core"):
-        print(f"WARNING: bpe_core was imported from the source tree ({location}), not the installed package")
+        print(f"WARNING: bpe_core was imported from the source tree ({shown_path(location)}), not the installed package")
 
 
 def run(main: Callable[[], None], child_tasks: Mapping[str, ChildTask]) -> None:
@@ -340,14 +363,53 @@ def run(main: Callable[[], None], child_tasks: Mapping[str, ChildTask]) -> None:
         main()
 
 
-def publish(heading: str, body: str) -> None:
-    """Print a script's section and write it into docs/benchmarks.md."""
+def publish_report(
+    heading: str,
+    *,
+    command: str,
+    started: float,
+    load_at_start: float,
+    bpe_core_result: Mapping[str, Any] | None,
+    peers: Sequence[str],
+    summaries: Sequence[Summary],
+    blocks: Sequence[str],
+    notes: Sequence[str] = (),
+    facts: Sequence[str] = (),
+    trial_run: str | None = None,
+) -> None:
+    """Print a script's section and write it into docs/benchmarks.md, in the layout every script shares.
+
+    The section: the command and total run time (since `started`, a perf_counter reading), the
+    machine, versions and load (of bpe-core as `bpe_core_result`, a bpe-core child's result, says
+    it ran), how busy other processes kept the machine during `summaries`, the script's `facts`
+    as more bullets, its `blocks` (tables, headings, paragraphs) separated by blank lines, and its
+    `notes` under "### Method". A warning that the package was rebuilt during the run joins the
+    notes. A `trial_run` (the reason) is printed but not written.
+    """
+    ours = bpe_core_result or {}
+    check_installed_package(ours.get("bpe_core_location"))
+    warning = build_warning(summaries)
+    if warning:
+        print(warning)
+        notes = [*notes, warning]
+    bullets = [
+        *machine_lines(ours.get("compiled"), ours.get("bpe_core_location"), peers, load_at_start),
+        contention_line(summaries),
+        *(f"- {fact}" for fact in facts),
+    ]
+    parts = [f"Command: `{command}` (total {time.perf_counter() - started:.0f} s)", "\n".join(bullets), *blocks]
+    if notes:
+        parts += ["### Method", "\n".join(f"- {note}" for note in notes)]
+    body = "\n\n".join(parts)
     print()
     print(heading)
     print()
     print(body)
+    if trial_run:
+        print(f"\n(not written to {shown_path(BENCHMARKS_DOC)}: {trial_run})")
+        return
     write_section(heading, body)
-    print(f"\nwrote section to {BENCHMARKS_DOC}")
+    print(f"\nwrote section to {shown_path(BENCHMARKS_DOC)}")
 
 
 def write_section(heading: str, body: str, document: Path = BENCHMARKS_DOC) -> None:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import _common
-from _common import MEGABYTE, ChildJob, Summary, markdown_table, ratio
+from _common import CL100K_PATTERN, GPT2_PATTERN, MEGABYTE, ChildJob, Summary, markdown_table, ratio
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "text" / "python-3.11-docs.txt.gz"
 SECTION_HEADING = "## Encoding text (benchmarks/encode_text.py)"
@@ -44,11 +44,6 @@ TOOLS = ("bpe-core", "tiktoken", "hf-tokenizers")
 VOCABULARIES = ("cl100k_base", f"trained-{TRAINED_VOCAB}")
 SCENARIOS = ("one string", "batch")
 CHILD_TIMEOUT_SECONDS = 900.0
-# The published patterns, as tiktoken_ext.openai_public and GPT-2's encoder.py spell them.
-CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 # Oniguruma (HF's regex engine) reads `{1,3}+` as "one or more runs of 1-3", not as a possessive
 # `{1,3}`; in this alternative the possessive changes nothing, so HF gets the plain form.
 ONIGURUMA_DIGITS = (r"\p{N}{1,3}+", r"\p{N}{1,3}")
@@ -243,9 +238,6 @@ def main() -> None:
                     )
         results = _common.run_interleaved(script, jobs, 1, work_dir, label=lambda key: " / ".join(key))
 
-    ours_any = next(summary.best for (_, _, tool), summary in results.items() if tool == "bpe-core" and summary.best)
-    _common.check_installed_package(ours_any.get("bpe_core_location"))
-
     disagreements: list[str] = []
     for vocabulary in VOCABULARIES:
         for scenario in SCENARIOS:
@@ -330,10 +322,6 @@ def main() -> None:
         summary_rows,
     )
 
-    command = ".venv/bin/python benchmarks/encode_text.py" + (f" --repeats {options.repeats}" if options.repeats != 3 else "")
-    machine = _common.machine_lines(
-        ours_any.get("compiled"), ours_any.get("bpe_core_location"), ["tiktoken", "tokenizers"], load_at_start
-    )
     notes = [
         f'Corpus `{CORPUS.name}`: {megabytes:.2f} MB of UTF-8 (MB = 2^20 bytes). "one string": the whole text in one '
         f'call, one process. "batch": {prepared["documents"]:,} documents cut at blank lines (median '
@@ -364,32 +352,17 @@ def main() -> None:
         notes.append("IDS DISAGREE: " + "; ".join(disagreements))
     else:
         notes.append("All tools gave identical ids in every row.")
-    build_warning = _common.build_warning(list(results.values()))
-    if build_warning:
-        print(build_warning)
-        notes.append(build_warning)
-
-    body = "\n".join(
-        [
-            f"Command: `{command}` (total {time.perf_counter() - started:.0f} s)",
-            "",
-            *machine,
-            _common.contention_line(list(results.values())),
-            "",
-            "### Throughput and ratios",
-            "",
-            summary_table,
-            "",
-            "### Every run",
-            "",
-            detail_table,
-            "",
-            "### Method",
-            "",
-            *(f"- {note}" for note in notes),
-        ]
+    _common.publish_report(
+        SECTION_HEADING,
+        command=".venv/bin/python benchmarks/encode_text.py" + (f" --repeats {options.repeats}" if options.repeats != 3 else ""),
+        started=started,
+        load_at_start=load_at_start,
+        bpe_core_result=next(summary.best for (_, _, tool), summary in results.items() if tool == "bpe-core" and summary.best),
+        peers=["tiktoken", "tokenizers"],
+        summaries=list(results.values()),
+        blocks=["### Throughput and ratios", summary_table, "### Every run", detail_table],
+        notes=notes,
     )
-    _common.publish(SECTION_HEADING, body)
 
 
 if __name__ == "__main__":

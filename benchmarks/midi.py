@@ -208,7 +208,6 @@ def main() -> None:
         results = _common.run_interleaved(script, jobs, options.repeats, work_dir)
 
     ours = results["bpe-core, 1 process"].best
-    _common.check_installed_package(ours.get("bpe_core_location"))
     if ours["base_vocabulary"] != OUR_ALPHABET:
         print(
             f"WARNING: the midi-remi-bpe alphabet has {ours['base_vocabulary']} events, not {OUR_ALPHABET}: update OUR_ALPHABET"
@@ -286,41 +285,31 @@ def main() -> None:
             f"bpe-core emits {'fewer' if ours['bpe_tokens'] < theirs['bpe_tokens'] else 'more'} BPE tokens per song."
         ),
     ]
-    summaries = list(results.values())
-    lines = _common.machine_lines(
-        ours.get("compiled"), ours.get("bpe_core_location"), ["miditok", "symusic", "tokenizers", "mido"], load_at_start
-    )
-    lines.append(_common.contention_line(summaries))
-    warning = _common.build_warning(summaries)
-    if warning:
-        lines.append(f"- {warning}")
-    command = "`.venv/bin/python benchmarks/midi.py" + (f" --repeats {options.repeats}" if options.repeats != 2 else "")
-    command += (f" --songs {options.songs}" if options.songs else "") + "`"
-    body = "\n".join(
-        [
-            f"Command: {command} (total {time.perf_counter() - started:.0f} s)",
-            "",
-            *lines,
-            "",
+    command = ".venv/bin/python benchmarks/midi.py" + (f" --repeats {options.repeats}" if options.repeats != 2 else "")
+    command += f" --songs {options.songs}" if options.songs else ""
+    _common.publish_report(
+        SECTION_HEADING,
+        command=command,
+        started=started,
+        load_at_start=load_at_start,
+        bpe_core_result=ours,
+        peers=["miditok", "symusic", "tokenizers", "mido"],
+        summaries=list(results.values()),
+        blocks=[
             f"### POP909, {len(songs)} songs, vocab {VOCAB_SIZE}",
-            "",
             table,
-            "",
-            *verdict,
-            "",
+            "\n".join(verdict),
             "### Where bpe-core's time goes (one process)",
-            "",
             stage_table,
-            "",
-            "### Method",
-            "",
+        ],
+        notes=[
             (
-                "- Each row: fastest of the runs, each in a fresh interpreter, timed inside the child from before the "
+                "Each row: fastest of the runs, each in a fresh interpreter, timed inside the child from before the "
                 "first file is read to the last song encoded (start-up and imports excluded). Training reads and "
                 "tokenizes every song, and encoding reads and tokenizes every song again, for both tools."
             ),
             (
-                "- bpe-core: `bpe_core.train('configs/midi-remi-bpe.yaml', paths, {'trainer.vocab_size': 2000})` "
+                "bpe-core: `bpe_core.train('configs/midi-remi-bpe.yaml', paths, {'trainer.vocab_size': 2000})` "
                 "(BPE within bars, 642 events + 4 special tokens + 1354 merges), then `encode(path)` per song; "
                 "2 workers: `train(..., workers=2)` and `encode_batch(paths, workers=2)`. Stages (one process): "
                 "parse = time in `read_song` (the compiled SMF parser and note pairing), tokenize = time in "
@@ -328,24 +317,18 @@ def main() -> None:
                 "encode = the rest of encoding (applying merges, with a cache of repeated bars)."
             ),
             (
-                "- MidiTok: `REMI(TokenizerConfig(use_programs=True, beat_res={(0, 4): 8, (4, 12): 4}))`, "
+                "MidiTok: `REMI(TokenizerConfig(use_programs=True, beat_res={(0, 4): 8, (4, 12): 4}))`, "
                 "`train(vocab_size=2000, model='BPE', files_paths=paths)` (its BPE also within bars), `encode(path)` per "
                 "song (symusic reads the files). Base tokens: `len(seq.tokens)`, BPE tokens: `len(seq.ids)`. "
                 "'1 thread': RAYON_NUM_THREADS=1, TOKENIZERS_PARALLELISM=false."
             ),
             (
-                "- Base tokens of bpe-core: the events behind the BPE ids (`token_symbols`). The grammars differ, so "
+                "Base tokens of bpe-core: the events behind the BPE ids (`token_symbols`). The grammars differ, so "
                 "compare BPE tokens per song as well as each tool's own ratio."
             ),
-        ]
+        ],
+        trial_run=f"--songs {options.songs} is a trial run" if options.songs else None,
     )
-    print()
-    print(body)
-    if options.songs:
-        print(f"\n(not written to {_common.BENCHMARKS_DOC}: --songs {options.songs} is a trial run)")
-        return
-    _common.write_section(SECTION_HEADING, body)
-    print(f"\nwrote section to {_common.BENCHMARKS_DOC}")
 
 
 if __name__ == "__main__":

@@ -138,6 +138,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="runs per measurement; the fastest counts")
     options = parser.parse_args()
     script = Path(__file__).resolve()
+    started = time.perf_counter()
     load_at_start = _common.load_average()
     with tempfile.TemporaryDirectory(prefix="bpe-bench-scaleout-") as temporary:
         work_dir = Path(temporary)
@@ -206,30 +207,30 @@ def main() -> None:
     one_worker = results[("count", f"docs ({COPIES[-1]}x)", "dask 1")]
     per_worker = one_worker.best["bytes"] / one_worker.seconds()
     terabyte_hours = 1e12 / (100 * per_worker) / 3600
-    lines = _common.machine_lines(None, None, ["dask", "distributed"], load_at_start)
-    lines.append(_common.contention_line(list(results.values())))
-    lines.append(
-        "- every run's counts and shards are identical to the local runner's"
-        if not mismatches
-        else f"- MISMATCH with the local runner: {', '.join(mismatches)}"
-    )
-    body = "\n".join(
-        [
-            *lines,
-            "",
+    _common.publish_report(
+        SECTION_HEADING,
+        command=f".venv/bin/python benchmarks/scaleout.py --repeats {options.repeats}",
+        started=started,
+        load_at_start=load_at_start,
+        bpe_core_result=None,
+        peers=["dask", "distributed"],
+        summaries=list(results.values()),
+        facts=[
+            "every run's counts and shards are identical to the local runner's"
+            if not mismatches
+            else f"MISMATCH with the local runner: {', '.join(mismatches)}"
+        ],
+        blocks=[
             table,
-            "",
             "Client peak memory for 11, 44 and 88 MB of text: counting "
             + "; ".join(growth("count", name) for name in RUNNERS)
             + "; encoding "
             + "; ".join(growth("encode", name) for name in RUNNERS)
             + ".",
-            "",
             f"Counting throughput of one Dask worker on the 88 MB file: {per_worker / 1e6:.1f} MB/s, so 1 TB on "
             f"100 such workers takes about {terabyte_hours:.2f} h of counting (see docs/scaleout.md for the estimate's terms).",
-        ]
+        ],
     )
-    _common.publish(SECTION_HEADING, body)
 
 
 if __name__ == "__main__":

@@ -244,7 +244,6 @@ def main() -> None:
         encoding = _common.run_interleaved(script, encode_jobs, options.repeats, work_dir)
 
     ours = training["bpe-core whole"]
-    _common.check_installed_package(ours.best.get("bpe_core_location"))
     ours_encoding = encoding["bpe-core"]
     hf_10kb = training[f"hf {kb(HF_ENCODE_LINE_LENGTH)} lines"]
 
@@ -374,8 +373,6 @@ def main() -> None:
         f"Round trips in the encoding child: genome {ob['genome_round_trip']}, reads {ob['reads_round_trip']}."
     )
 
-    command = f".venv/bin/python benchmarks/train_dna.py --repeats {options.repeats}"
-    machine = _common.machine_lines(ours.best.get("compiled"), ours.best.get("bpe_core_location"), ["tokenizers"], load_at_start)
     notes = [
         (
             f"bpe-core: `bpe_core.train('configs/dnabert2-style.yaml', [genome], {{'trainer.vocab_size': {VOCAB_SIZE}, "
@@ -406,35 +403,26 @@ def main() -> None:
         ),
         "Peak MB: highest sum of RSS over the child's process tree sampled every ~10 ms.",
     ]
-    body = "\n".join(
-        [
-            f"Command: `{command}` (total {time.perf_counter() - started:.0f} s)",
-            "",
-            *machine,
-            _common.contention_line([*training.values(), *encoding.values()]),
-            "",
+    _common.publish_report(
+        SECTION_HEADING,
+        command=f".venv/bin/python benchmarks/train_dna.py --repeats {options.repeats}",
+        started=started,
+        load_at_start=load_at_start,
+        bpe_core_result=ours.best,
+        peers=["tokenizers"],
+        summaries=[*training.values(), *encoding.values()],
+        blocks=[
             acceptance,
-            "",
             f"### Training: E. coli K-12 MG1655, vocab {VOCAB_SIZE}, min_frequency {MIN_FREQUENCY}",
-            "",
             training_table,
-            "",
             "### bpe-core time against genome length (prefixes, one sequence each)",
-            "",
             growth_table,
-            "",
             growth_summary,
-            "",
             "### Encoding the genome and 10,000 reads",
-            "",
             encode_table,
-            "",
-            "### Method",
-            "",
-            *(f"- {note}" for note in notes),
-        ]
+        ],
+        notes=notes,
     )
-    _common.publish(SECTION_HEADING, body)
 
 
 if __name__ == "__main__":

@@ -184,7 +184,6 @@ def main() -> None:
         )["tandem"]
 
     ours_whole = genome["bpe-core whole"]
-    _common.check_installed_package(ours_whole.best.get("bpe_core_location"))
     compiled_1m = genome[f"bpe-core {PURE_CHECK_BASE_PAIRS}"]
     pure_1m = genome["bpe-core pure 1M"]
     hf_whole = genome["hf-tokenizers whole"]
@@ -308,10 +307,6 @@ def main() -> None:
             f"(peak {tandem.peak_tree_mb:.0f} MB up to then)."
         )
 
-    command = f".venv/bin/python benchmarks/train_long.py --repeats {options.repeats}"
-    machine = _common.machine_lines(
-        ours_whole.best.get("compiled"), ours_whole.best.get("bpe_core_location"), ["tokenizers"], load_at_start
-    )
     notes = [
         f"bpe-core: `bpe_core.engine.train(4, [ids], [1], num_merges={NUM_MERGES})`, the whole sequence as one "
         "chunk, A=0 C=1 G=2 T=3, default tie-break (smallest pair), min_frequency 1.",
@@ -327,41 +322,27 @@ def main() -> None:
         f"record of `{TANDEM_REPEATS.name}` (a 125 bp unit repeated 80,000 times), stopped after "
         f"{TANDEM_TIMEOUT_SECONDS:.0f} s if unfinished.",
     ]
-    build_warning = _common.build_warning([*genome.values(), tandem])
-    if build_warning:
-        print(build_warning)
-        notes.append(build_warning)
-    body = "\n".join(
-        [
-            f"Command: `{command}` (total {time.perf_counter() - started:.0f} s)",
-            "",
-            *machine,
-            _common.contention_line([*genome.values(), tandem]),
-            "",
+    _common.publish_report(
+        SECTION_HEADING,
+        command=f".venv/bin/python benchmarks/train_long.py --repeats {options.repeats}",
+        started=started,
+        load_at_start=load_at_start,
+        bpe_core_result=ours_whole.best,
+        peers=["tokenizers"],
+        summaries=[*genome.values(), tandem],
+        blocks=[
             f"### E. coli K-12 MG1655 as one chunk, vocab {VOCAB_SIZE}",
-            "",
             growth_table,
-            "",
             growth_summary,
-            "",
             "### Against Hugging Face tokenizers (whole genome)",
-            "",
             peer_table,
-            "",
             f"### Tandem repeat as one chunk, vocab {VOCAB_SIZE}",
-            "",
             tandem_table,
-            "",
             "### Compiled against pure-Python engine",
-            "",
             mode_table,
-            "",
-            "### Method",
-            "",
-            *(f"- {note}" for note in notes),
-        ]
+        ],
+        notes=notes,
     )
-    _common.publish(SECTION_HEADING, body)
 
 
 if __name__ == "__main__":

@@ -14,17 +14,18 @@ It does not check the merges against each other (the test suite does that) and a
 
 import argparse
 import gzip
+import importlib.util
 import shutil
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import _common
-from _common import ChildJob, Summary, markdown_table, ratio, seconds_text
+from _common import GPT2_PATTERN, ChildJob, Summary, markdown_table, ratio, seconds_text
 
 CORPUS = Path("/work/shared/data/text/python-3.11-docs.txt.gz")
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 PREFIX_MEGABYTES = (1, 2, 4, 8)
 MAIN_VOCAB_SIZES = (8192, 32768)
 SWEEP_VOCAB_SIZES = (4096, 8192, 16384, 32768)
@@ -32,21 +33,35 @@ SIZE_SWEEP_VOCAB = 8192
 TOOLS = ("bpe-core", "hf-tokenizers", "rustbpe")
 SECTION_HEADING = "## Training on text (benchmarks/train_text.py)"
 FULL = "full"
+# where training calls count_chunks as a module global, newest layout first
+TRAINING_MODULES = ("bpe_core.training", "bpe_core.pipeline")
 
 
 # ---------------------------------------------------------------------------------------------
 # children: each times reading the file plus training, nothing else
 
 
+def training_module() -> ModuleType | None:
+    """The module whose global `count_chunks` bpe-core's training calls, if there is one.
+
+    bpe_core.training once training has moved there, bpe_core.pipeline before.
+    """
+    for name in TRAINING_MODULES:
+        if importlib.util.find_spec(name) is not None:
+            return importlib.import_module(name)
+    return None
+
+
 def train_with_bpe_core(args: list[str]) -> dict[str, Any]:
     path, vocab_size = args[0], int(args[1])
     import bpe_core
-    import bpe_core.pipeline as pipeline
     from bpe_core import engine
 
-    # Wrapping the pipeline's counting step splits our time into counting and the rest.
+    # Wrapping the counting step, where training looks it up, splits our time into counting and
+    # the rest; without that module or function there is no split to report.
     counting_seconds: list[float] = []
-    count_chunks = getattr(pipeline, "count_chunks", None)
+    training = training_module()
+    count_chunks = getattr(training, "count_chunks", None)
     if count_chunks is not None:
 
         def timed_count_chunks(*call_args: Any, **call_kwargs: Any) -> Any:
@@ -55,7 +70,7 @@ def train_with_bpe_core(args: list[str]) -> dict[str, Any]:
             counting_seconds.append(time.perf_counter() - started)
             return counts
 
-        setattr(pipeline, "count_chunks", timed_count_chunks)
+        setattr(training, "count_chunks", timed_count_chunks)
 
     config = {
         "name": "bench-text",
@@ -165,8 +180,6 @@ def main() -> None:
             script, jobs, options.repeats, work_dir, label=lambda key: f"{key[0]} {key[1]} vocab {key[2]}"
         )
 
-    ours_full = results[("bpe-core", FULL, SIZE_SWEEP_VOCAB)].best
-    _common.check_installed_package(ours_full.get("bpe_core_location"))
     mismatched = [
         f"{tool} {name} vocab {vocab}: got {summary.best.get('vocab_size')}"
         for (tool, name, vocab), summary in results.items()
@@ -271,10 +284,6 @@ def main() -> None:
         vocab_rows,
     )
 
-    command = f".venv/bin/python benchmarks/train_text.py --repeats {options.repeats}"
-    machine = _common.machine_lines(
-        ours_full.get("compiled"), ours_full.get("bpe_core_location"), ["tokenizers", "rustbpe"], load_at_start
-    )
     notes = [
         f"Corpus `{CORPUS.name}` decompressed to {sizes[FULL]:.2f} MB of plain text; prefixes cut at a newline "
         f"({prefix_sizes} MB). GPT-2 split pattern, "
@@ -292,36 +301,24 @@ def main() -> None:
     ]
     if mismatched:
         notes.append("Vocabulary size differed from the request: " + "; ".join(mismatched))
-    build_warning = _common.build_warning(list(results.values()))
-    if build_warning:
-        print(build_warning)
-        notes.append(build_warning)
-
-    body = "\n".join(
-        [
-            f"Command: `{command}` (total {time.perf_counter() - started:.0f} s)",
-            "",
-            *machine,
-            _common.contention_line(list(results.values())),
-            "",
+    _common.publish_report(
+        SECTION_HEADING,
+        command=f".venv/bin/python benchmarks/train_text.py --repeats {options.repeats}",
+        started=started,
+        load_at_start=load_at_start,
+        bpe_core_result=results[("bpe-core", FULL, SIZE_SWEEP_VOCAB)].best,
+        peers=["tokenizers", "rustbpe"],
+        summaries=list(results.values()),
+        blocks=[
             f"### Full corpus ({sizes[FULL]:.2f} MB)",
-            "",
             main_table,
-            "",
             f"### Time against corpus size (vocab {SIZE_SWEEP_VOCAB})",
-            "",
             size_table,
-            "",
             f"### Time against vocabulary size (full corpus, {sizes[FULL]:.2f} MB)",
-            "",
             vocab_table,
-            "",
-            "### Method",
-            "",
-            *(f"- {note}" for note in notes),
-        ]
+        ],
+        notes=notes,
     )
-    _common.publish(SECTION_HEADING, body)
 
 
 if __name__ == "__main__":
