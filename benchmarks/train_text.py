@@ -14,12 +14,10 @@ It does not check the merges against each other (the test suite does that) and a
 
 import argparse
 import gzip
-import importlib.util
 import shutil
 import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import _common
@@ -33,44 +31,29 @@ SIZE_SWEEP_VOCAB = 8192
 TOOLS = ("bpe-core", "hf-tokenizers", "rustbpe")
 SECTION_HEADING = "## Training on text (benchmarks/train_text.py)"
 FULL = "full"
-# where training calls count_chunks as a module global, newest layout first
-TRAINING_MODULES = ("bpe_core.training", "bpe_core.pipeline")
 
 
 # ---------------------------------------------------------------------------------------------
 # children: each times reading the file plus training, nothing else
 
 
-def training_module() -> ModuleType | None:
-    """The module whose global `count_chunks` bpe-core's training calls, if there is one.
-
-    bpe_core.training once training has moved there, bpe_core.pipeline before.
-    """
-    for name in TRAINING_MODULES:
-        if importlib.util.find_spec(name) is not None:
-            return importlib.import_module(name)
-    return None
-
-
 def train_with_bpe_core(args: list[str]) -> dict[str, Any]:
     path, vocab_size = args[0], int(args[1])
     import bpe_core
+    import bpe_core.training as training
     from bpe_core import engine
 
-    # Wrapping the counting step, where training looks it up, splits our time into counting and
-    # the rest; without that module or function there is no split to report.
+    # Wrapping the counting step where training looks it up splits our time into counting and the rest.
     counting_seconds: list[float] = []
-    training = training_module()
-    count_chunks = getattr(training, "count_chunks", None)
-    if count_chunks is not None:
+    count_chunks = training.count_chunks
 
-        def timed_count_chunks(*call_args: Any, **call_kwargs: Any) -> Any:
-            started = time.perf_counter()
-            counts = count_chunks(*call_args, **call_kwargs)
-            counting_seconds.append(time.perf_counter() - started)
-            return counts
+    def timed_count_chunks(*call_args: Any, **call_kwargs: Any) -> Any:
+        started = time.perf_counter()
+        counts = count_chunks(*call_args, **call_kwargs)
+        counting_seconds.append(time.perf_counter() - started)
+        return counts
 
-        setattr(training, "count_chunks", timed_count_chunks)
+    setattr(training, "count_chunks", timed_count_chunks)
 
     config = {
         "name": "bench-text",
