@@ -1,11 +1,15 @@
 """The shapes of the components plugins provide: pretokenizers, readers and documents.
 
-These are typing Protocols plus the small value classes both sides share. Nothing here does work.
+These are typing Protocols plus the small value classes both sides share, and the one check
+every component's factory makes of its options (`check_options`). Nothing here reads, splits or
+decodes anything; what an option's value may be is the component's own business.
 """
 
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
+
+from bpe_core.errors import BpeError
 
 
 class Pretokenizer(Protocol):
@@ -94,3 +98,18 @@ PretokenizerFactory = Callable[[dict[str, Any]], Pretokenizer]
 ReaderFactory = Callable[[dict[str, Any]], Reader]
 DecoderFactory = Callable[[dict[str, Any]], Decoder]
 NormalizerFactory = Callable[[dict[str, Any]], Normalizer]
+
+
+def check_options(kind: str, name: str, options: Mapping[str, Any], allowed: Iterable[str]) -> None:
+    """Refuse an option the component does not have, naming it and listing the allowed ones.
+
+    `kind` and `name` say which component (`"pretokenizer"`, `"dna-kmers"`); `allowed` is listed
+    in the order given, `none` when it is empty. Of several unknown options the first in sorted
+    order is named, so the message is the same whatever order the config wrote them in. Values
+    are not checked.
+    """
+    listed = tuple(allowed)  # read twice below; a generator would be empty the second time
+    unknown = set(options) - set(listed)
+    if unknown:
+        first_unknown = sorted(unknown, key=str)[0]  # by str: a YAML key may be a number beside strings
+        raise BpeError(f"{kind} {name!r} has no option {first_unknown!r}; allowed: {', '.join(listed) or 'none'}")
