@@ -1,13 +1,15 @@
 """Pipeline configuration: YAML (or a dict of the same shape) -> typed, frozen, validated objects.
 
 Every error names the file, the dotted key path, the bad value and what is allowed, and suggests
-the closest key for a misspelt one. Component options (a pretokenizer's own keys) are checked by
-the component itself, not here. This module does not run anything.
+the closest key for a misspelt one. The keys of the runner, trainer, special_tokens and
+input.sample sections are the fields of their dataclasses, in the YAML and in `Config.to_dict`
+alike. Component options (a pretokenizer's own keys) are checked by the component itself, not
+here. This module does not run anything.
 """
 
 import difflib
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import yaml
@@ -93,35 +95,37 @@ class Config:
     origin: str = "<dict>"
 
     def to_dict(self) -> dict[str, Any]:
-        """The config as plain data, in the YAML shape (for tokenizer files)."""
+        """The config as plain data, in the YAML shape (for tokenizer files). The runner is left
+        out: it changes no result (docs/config.md)."""
         sample = self.input.sample
         sample_dict = None
         if sample is not None:
-            sample_dict = {"fraction": sample.fraction} if sample.fraction is not None else {"bytes": sample.bytes}
-            sample_dict["seed"] = sample.seed
+            sample_dict = _section_dict(sample)
+            del sample_dict["bytes" if sample.fraction is not None else "fraction"]  # only the one given
         return {
             "name": self.name,
             "input": {"reader": self.input.reader, "paths": list(self.input.paths), "sample": sample_dict, **self.input.options},
             "normalizer": [{"name": item.name, **item.options} for item in self.normalizers],
             "pretokenizer": {"name": self.pretokenizer.name, **self.pretokenizer.options},
-            "trainer": {
-                "vocab_size": self.trainer.vocab_size,
-                "min_frequency": self.trainer.min_frequency,
-                "max_token_length": self.trainer.max_token_length,
-                "tie_break": self.trainer.tie_break,
-                "pad_to_multiple_of": self.trainer.pad_to_multiple_of,
-            },
-            "special_tokens": {"tokens": list(self.special_tokens.tokens), "position": self.special_tokens.position},
+            "trainer": _section_dict(self.trainer),
+            "special_tokens": _section_dict(self.special_tokens),
             "output": self.output,
         }
 
 
+def _section_dict(section: SampleConfig | TrainerConfig | SpecialTokensConfig) -> dict[str, Any]:
+    """A section's fields as YAML data, in field order; tuples become lists."""
+    return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(section).items()}
+
+
+# The keys each section allows, in the order errors list them. The top level is written out: its
+# YAML keys are not the field names (`normalizer` holds `normalizers`; `origin` is no key).
 SECTIONS: dict[str, tuple[str, ...]] = {
     "": ("name", "input", "normalizer", "pretokenizer", "trainer", "special_tokens", "output", "runner"),
-    "runner": ("kind", "address", "workers", "range_bytes"),
-    "trainer": ("vocab_size", "min_frequency", "max_token_length", "tie_break", "pad_to_multiple_of"),
-    "special_tokens": ("tokens", "position"),
-    "input.sample": ("fraction", "bytes", "seed"),
+    "runner": tuple(item.name for item in fields(RunnerConfig)),
+    "trainer": tuple(item.name for item in fields(TrainerConfig)),
+    "special_tokens": tuple(item.name for item in fields(SpecialTokensConfig)),
+    "input.sample": tuple(item.name for item in fields(SampleConfig)),
 }
 
 
@@ -208,7 +212,10 @@ def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any], origin: str)
 
 
 def _deep_copy(raw: Any, depth: int = 0) -> Any:
-    # a dict given from Python may contain itself; YAML files are bounded by ConfigLoader already
+    # a dict given from Python may contain itself; YAML files are bounded by ConfigLoader already.
+    # Not copy.deepcopy: the depth guard needs this walk anyway, and deepcopy would keep a mapping
+    # given twice as one shared copy (an override of one place would change the other), keep dict
+    # subclasses, and fail on values it cannot copy (a lock) that this shares.
     if depth > MAX_DEPTH:
         raise BpeError(f"the config is nested more than {MAX_DEPTH} levels deep (or contains itself)")
     if isinstance(raw, dict):

@@ -4,13 +4,17 @@ classes both sides share.
 
 Every component has the methods of its Protocol. An optional ability is a runtime-checkable
 Protocol of its own, which the framework tests with `isinstance` (never `getattr`), and which
-docs/plugins.md lists under the same names. Nothing here does work.
+docs/plugins.md lists under the same names. `check_options` is the one check every component's
+factory makes of its options. Nothing here reads, splits or decodes anything; what an option's
+value may be is the component's own business.
 """
 
 import codecs
 from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, runtime_checkable
+
+from bpe_core.errors import BpeError
 
 
 class Pretokenizer(Protocol):
@@ -247,3 +251,18 @@ def document_source(document: Any) -> str:
         name = document_name(document)
         return f"{document.source}, record {name}" if name is not None else document.source
     return "input"
+
+
+def check_options(kind: str, name: str, options: Mapping[str, Any], allowed: Iterable[str]) -> None:
+    """Refuse an option the component does not have, naming it and listing the allowed ones.
+
+    `kind` and `name` say which component (`"pretokenizer"`, `"dna-kmers"`); `allowed` is listed
+    in the order given, `none` when it is empty. Of several unknown options the first in sorted
+    order is named, so the message is the same whatever order the config wrote them in. Values
+    are not checked.
+    """
+    listed = tuple(allowed)  # read twice below; a generator would be empty the second time
+    unknown = set(options) - set(listed)
+    if unknown:
+        first_unknown = sorted(unknown, key=str)[0]  # by str: a YAML key may be a number beside strings
+        raise BpeError(f"{kind} {name!r} has no option {first_unknown!r}; allowed: {', '.join(listed) or 'none'}")

@@ -480,6 +480,13 @@ def test_overrides_leave_the_given_dict_unchanged() -> None:
     assert json.dumps(raw, sort_keys=True) == before
 
 
+def test_an_override_changes_only_the_key_it_names_where_a_dict_config_gives_one_mapping_twice() -> None:
+    sizes = {"vocab_size": 400}
+    config = load_config({"pretokenizer": {"name": "gpt2", "sizes": sizes}, "trainer": sizes}, {"trainer.vocab_size": 300})
+    assert config.trainer.vocab_size == 300
+    assert config.pretokenizer.options["sizes"] == {"vocab_size": 400}
+
+
 def test_train_applies_overrides(corpus: Path) -> None:
     tokenizer = train(gpt2_config(), [corpus], {"trainer.vocab_size": 310, "name": "overridden"})
     assert (tokenizer.vocab_size, tokenizer.name) == (310, "overridden")

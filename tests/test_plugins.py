@@ -3,8 +3,10 @@ built-in and third-party alike.
 
 Names are unique per kind (a clash names both plugins), an unknown name lists the known ones,
 BPE_CORE_DISABLE_PLUGIN_AUTOLOAD=1 loads only the plugins shipped in bpe-core, and a plugin that
-fails to import is a clean error. The example third-party plugin (examples/bpe-protein) is
-installed for real into a temporary directory and used through the `bpe` command.
+fails to import is a clean error. Every built-in component refuses an unknown option with the one
+message `bpe_core.contract.check_options` gives. The example third-party plugin
+(examples/bpe-protein) is installed for real into a temporary directory and used through the
+`bpe` command.
 """
 
 import importlib.metadata
@@ -32,8 +34,9 @@ from framework_helpers import (
 
 import bpe_core
 from bpe_core import BpeError, hookspecs
+from bpe_core.contract import check_options
 from bpe_core.hookspecs import hookimpl
-from bpe_core.plugins import Registry, registry
+from bpe_core.plugins import HOOKS, Registry, registry
 
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 PROTEIN_VOCAB = 200
@@ -156,6 +159,35 @@ def test_builtin_text_plugin_is_registered_through_the_entry_point_group() -> No
     assert set(info.components["pretokenizer"]) >= {"gpt2", "cl100k", "o200k", "regex", "whitespace"}
     assert set(info.components["reader"]) >= {"text", "jsonl"}
     assert set(info.components["normalizer"]) >= {"nfc", "nfkc", "lowercase"}
+
+
+BUILTIN_COMPONENTS = [
+    (kind, name)
+    for info in registry().plugins()
+    if info.distribution == "bpe-core"
+    for kind in HOOKS
+    for name in info.components[kind]
+]
+
+
+@pytest.mark.parametrize("kind, name", BUILTIN_COMPONENTS)
+def test_every_builtin_component_refuses_an_unknown_option_naming_it_and_the_allowed_ones(kind: str, name: str) -> None:
+    with pytest.raises(BpeError) as refused:
+        registry().build(kind, name, {"no_such_option": 1})
+    assert str(refused.value).startswith(f"{kind} {name!r} has no option 'no_such_option'; allowed: ")
+
+
+def test_builtin_components_of_every_kind_are_checked_for_unknown_options() -> None:
+    assert {kind for kind, _ in BUILTIN_COMPONENTS} == set(HOOKS)
+
+
+def test_option_check_names_the_first_unknown_in_sorted_order_and_lists_the_allowed_as_given() -> None:
+    with pytest.raises(BpeError) as refused:
+        check_options("pretokenizer", "lines", {"zeta": 1, "alpha": 2, "k": 3}, ("k", "canonical"))
+    assert str(refused.value) == "pretokenizer 'lines' has no option 'alpha'; allowed: k, canonical"
+    with pytest.raises(BpeError, match="^reader 'lines' has no option 'x'; allowed: none$"):
+        check_options("reader", "lines", {"x": 1}, iter(()))
+    check_options("pretokenizer", "lines", {"k": 3}, iter(["k"]))  # a known option, from a one-pass iterable
 
 
 def test_trained_tokenizer_records_the_versions_of_the_plugins_it_uses(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import io
 from collections.abc import Iterable
 from typing import IO, Any
 
-from bpe_core.errors import BpeError
+from bpe_core.contract import check_options
 from bpe_core.files import atomic_output
 from bpe_dna.readers import FASTA_SUFFIXES
 
@@ -55,8 +55,7 @@ class NucleotideDecoder(_FastaWriter):
     name = "dna"
 
     def __init__(self, options: dict[str, Any]) -> None:
-        if options:
-            raise BpeError(f"decoder 'dna' has no option {sorted(options)[0]!r}")
+        check_options("decoder", self.name, options, ())
 
     def decode(self, symbols: list[int], alphabet: list[str]) -> str:
         return "".join(alphabet[symbol] for symbol in symbols)
@@ -69,6 +68,7 @@ class KmerDecoder(_FastaWriter):
     name = "dna-kmers"
 
     def __init__(self, options: dict[str, Any]) -> None:
+        check_options("decoder", self.name, options, ("k", "stride", "padded"))
         self.k = int(options.get("k", 6))
         self.stride = int(options.get("stride", self.k))
         self.padded = bool(options.get("padded", False))

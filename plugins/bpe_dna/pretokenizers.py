@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from bpe_core.contract import check_options
 from bpe_core.errors import BpeError
 from bpe_dna.readers import Record
 
@@ -33,12 +34,6 @@ def _integer(options: dict[str, Any], key: str, default: int | None, low: int, h
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise BpeError(f"pretokenizer.{key}: expected an integer from {low} to {high}, got {value!r}")
     return value
-
-
-def _check_options(name: str, options: dict[str, Any], allowed: tuple[str, ...]) -> None:
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise BpeError(f"pretokenizer {name!r} has no option {unknown[0]!r}; allowed: {', '.join(allowed)}")
 
 
 def _sequence_of(document: Any) -> tuple[str, str]:
@@ -90,7 +85,7 @@ class NucleotidePretokenizer:
     symbol_unit = "nucleotides"
 
     def __init__(self, options: dict[str, Any]) -> None:
-        _check_options(self.name, options, ("case", "n", "iupac", "max_chunk", "overlap", "reverse_complement"))
+        check_options("pretokenizer", self.name, options, ("case", "n", "iupac", "max_chunk", "overlap", "reverse_complement"))
         self.policy = _Policy(self.name, options)
         self.max_chunk = _integer(options, "max_chunk", None, 2, 1 << 40)
         self.overlap = _integer(options, "overlap", 0, 0, (self.max_chunk or 2) - 1) or 0
@@ -206,7 +201,7 @@ class KmerPretokenizer:
     symbol_unit = "k-mers"
 
     def __init__(self, options: dict[str, Any]) -> None:
-        _check_options(self.name, options, ("k", "stride", "remainder", "canonical", "n", "iupac", "case"))
+        check_options("pretokenizer", self.name, options, ("k", "stride", "remainder", "canonical", "n", "iupac", "case"))
         if options.get("case", "fold") != "fold":
             raise BpeError("pretokenizer.case: dna-kmers folds case; allowed: fold")
         k = _integer(options, "k", 6, 1, 8)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from bpe_core.contract import Source
+from bpe_core.contract import Source, check_options
 from bpe_core.errors import BpeError
 from bpe_core.files import HashedFile, expand_paths, read_failure
 
@@ -63,10 +63,7 @@ class _SequenceReader:
     suffixes: tuple[str, ...] = ()
 
     def __init__(self, options: dict[str, Any]) -> None:
-        allowed = ("max_length",) if self.name == "fasta" else ()
-        unknown = sorted(set(options) - set(allowed))
-        if unknown:
-            raise BpeError(f"reader {self.name!r} has no option {unknown[0]!r}; allowed: {', '.join(allowed) or 'none'}")
+        check_options("reader", self.name, options, ("max_length",) if self.name == "fasta" else ())
         self.max_length = options.get("max_length", MAX_RECORD_LENGTH)
         if isinstance(self.max_length, bool) or not isinstance(self.max_length, int) or not 1 <= self.max_length <= 1 << 40:
             raise BpeError(f"input.max_length: expected a number of letters from 1 to {1 << 40}, got {self.max_length!r}")

@@ -10,6 +10,7 @@ a note needs Program, Pitch, Velocity and Duration in that order.
 
 from typing import Any
 
+from bpe_core.contract import check_options
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output
 
@@ -20,6 +21,7 @@ class MidiDecoder:
     name = "midi"
 
     def __init__(self, options: dict[str, Any]) -> None:
+        check_options("decoder", self.name, options, ("beat_resolution",))
         self.resolution = int(options.get("beat_resolution", 8))
 
     def decode(self, symbols: list[int], alphabet: list[str]) -> Any:

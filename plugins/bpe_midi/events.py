@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from bpe_core.contract import check_options
 from bpe_core.errors import BpeError
 from bpe_midi.song import Song, song_of
 
@@ -160,9 +161,7 @@ class MidiEventPretokenizer:
     OPTIONS = ("beat_resolution", "velocity_bins", "pitch_range", "programs", "tempos", "time_signatures", "split", "parser")
 
     def __init__(self, options: dict[str, Any]) -> None:
-        unknown = sorted(set(options) - set(self.OPTIONS))
-        if unknown:
-            raise BpeError(f"pretokenizer 'midi-events' has no option {unknown[0]!r}; allowed: {', '.join(self.OPTIONS)}")
+        check_options("pretokenizer", self.name, options, self.OPTIONS)
         self.raw_options = dict(options)
         self.grid = grid_from_options(options)
         self.with_signatures = options.get("time_signatures", True) is not False

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from bpe_core.contract import Source
+from bpe_core.contract import Source, check_options
 from bpe_core.errors import BpeError
 from bpe_core.files import expand_paths
 from bpe_midi.song import Song, read_song
@@ -23,9 +23,7 @@ class MidiReader:
     suffixes = SUFFIXES
 
     def __init__(self, options: dict[str, Any]) -> None:
-        unknown = sorted(set(options) - {"on_error", "parser"})
-        if unknown:
-            raise BpeError(f"reader 'midi' has no option {unknown[0]!r}; allowed: on_error, parser")
+        check_options("reader", self.name, options, ("on_error", "parser"))
         self.on_error = options.get("on_error", "skip")
         if self.on_error not in ("skip", "error"):
             raise BpeError(f"input.on_error: {self.on_error!r} is not allowed; allowed: skip, error")

@@ -8,8 +8,14 @@ normalize text (that is a pipeline stage) and does not know about special tokens
 
 from typing import Any, Callable
 
-from bpe_core.contract import DecoderFactory, Normalizer, NormalizerFactory, PretokenizerFactory, ReaderFactory
-from bpe_core.errors import BpeError
+from bpe_core.contract import (
+    DecoderFactory,
+    Normalizer,
+    NormalizerFactory,
+    PretokenizerFactory,
+    ReaderFactory,
+    check_options,
+)
 from bpe_core.hookspecs import hookimpl
 from bpe_text.decoding import LowercaseNormalizer, TextDecoder, UnicodeNormalizer
 from bpe_text.pretokenizers import PATTERNS, RegexPretokenizer, WhitespacePretokenizer
@@ -49,8 +55,7 @@ def bpe_core_decoders() -> dict[str, DecoderFactory]:
 
 def _without_options(name: str, build: Callable[[], Normalizer]) -> NormalizerFactory:
     def factory(options: dict[str, Any]) -> Normalizer:
-        if options:
-            raise BpeError(f"normalizer {name!r} has no option {sorted(options)[0]!r}; allowed: none")
+        check_options("normalizer", name, options, ())
         return build()
 
     return factory

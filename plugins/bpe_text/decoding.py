@@ -10,7 +10,7 @@ import codecs
 import unicodedata
 from typing import Any
 
-from bpe_core.errors import BpeError
+from bpe_core.contract import check_options
 from bpe_core.files import atomic_output
 
 ERRORS = "bpe-surrogates-else-replace"
@@ -35,8 +35,7 @@ class TextDecoder:
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> "TextDecoder":
-        if options:
-            raise BpeError(f"decoder 'text' has no option {sorted(options)[0]!r}; allowed: none")
+        check_options("decoder", cls.name, options, ())
         return cls()
 
     def decode(self, symbols: list[int], alphabet: list[str]) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 import regex
 
+from bpe_core.contract import check_options
 from bpe_core.errors import BpeError
 from bpe_text.classes import case_folds, class_table
 from bpe_text.scanner import CL100K, GPT2, O200K, Scanner
@@ -118,12 +119,7 @@ class RegexPretokenizer(ByteLevel):
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any], fixed_pattern: str | None) -> "RegexPretokenizer":
-        allowed = set() if fixed_pattern is not None else {"pattern", "unmatched"}
-        unknown = sorted(set(options) - allowed)
-        if unknown:
-            raise BpeError(
-                f"pretokenizer {name!r} has no option {unknown[0]!r}; allowed: {', '.join(sorted(allowed)) or 'none'}"
-            )
+        check_options("pretokenizer", name, options, () if fixed_pattern is not None else ("pattern", "unmatched"))
         if fixed_pattern is not None:
             return cls(name, fixed_pattern)
         pattern = options.get("pattern")
@@ -225,8 +221,7 @@ class WhitespacePretokenizer(ByteLevel):
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> "WhitespacePretokenizer":
-        if options:
-            raise BpeError(f"pretokenizer 'whitespace' has no option {sorted(options)[0]!r}; allowed: none")
+        check_options("pretokenizer", cls.name, options, ())
         return cls()
 
     def options(self) -> dict[str, Any]:

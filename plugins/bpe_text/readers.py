@@ -22,7 +22,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import IO, Any, TextIO
 
-from bpe_core.contract import Source, StreamedText
+from bpe_core.contract import Source, StreamedText, check_options
 from bpe_core.errors import BpeError
 from bpe_core.files import HashedFile, expand_paths, file_source, read_failure
 
@@ -156,8 +156,7 @@ class TextReader:
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> "TextReader":
-        if options:
-            raise BpeError(f"reader 'text' has no option {sorted(options)[0]!r}; allowed: none")
+        check_options("reader", cls.name, options, ())
         return cls()
 
     def documents(self, paths: list[str], strict: bool = False) -> Iterator[StreamedText]:
@@ -213,9 +212,7 @@ class JsonlReader:
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> "JsonlReader":
-        unknown = sorted(set(options) - {"field"})
-        if unknown:
-            raise BpeError(f"reader 'jsonl' has no option {unknown[0]!r}; allowed: field")
+        check_options("reader", cls.name, options, ("field",))
         field = options.get("field", "text")
         if not isinstance(field, str) or not field:
             raise BpeError(f"input.field: expected the name of a JSON field, got {field!r}")

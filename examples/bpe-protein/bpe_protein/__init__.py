@@ -3,7 +3,8 @@
 Provides a pretokenizer `protein` (chunks are runs of standard amino acids; `*` stops and `X`
 or other letters break chunks and are dropped), a reader `protein-lines` (one sequence per
 non-empty line, `#` comments skipped) and a decoder `protein` (symbols back to a sequence).
-It uses only the public contract: bpe_core.hookspecs.hookimpl and bpe_core.errors.BpeError.
+It uses only the public contract: bpe_core.hookspecs.hookimpl, bpe_core.contract (Source and
+check_options) and bpe_core.errors.BpeError.
 """
 
 import os
@@ -11,7 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from bpe_core.contract import Source
+from bpe_core.contract import Source, check_options
 from bpe_core.errors import BpeError
 from bpe_core.hookspecs import hookimpl
 
@@ -26,9 +27,7 @@ class ProteinPretokenizer:
     symbol_unit = "amino acids"
 
     def __init__(self, options: dict[str, Any]) -> None:
-        unknown = sorted(set(options) - {"uppercase"})
-        if unknown:
-            raise BpeError(f"pretokenizer 'protein' has no option {unknown[0]!r}; allowed: uppercase")
+        check_options("pretokenizer", self.name, options, ("uppercase",))
         self.uppercase = bool(options.get("uppercase", True))
 
     def options(self) -> dict[str, Any]:
@@ -52,8 +51,7 @@ class ProteinLinesReader:
     name = "protein-lines"
 
     def __init__(self, options: dict[str, Any]) -> None:
-        if options:
-            raise BpeError(f"reader 'protein-lines' has no option {sorted(options)[0]!r}")
+        check_options("reader", self.name, options, ())
         self._sources: list[Source] = []
 
     def documents(self, paths: list[str], strict: bool = False) -> Iterator[str]:
@@ -75,7 +73,7 @@ class ProteinDecoder:
     name = "protein"
 
     def __init__(self, options: dict[str, Any]) -> None:
-        pass
+        check_options("decoder", self.name, options, ())
 
     def decode(self, symbols: list[int], alphabet: list[str]) -> str:
         return "".join(alphabet[symbol] for symbol in symbols)
