@@ -14,7 +14,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from framework_helpers import (
+from helpers.framework import (
     CONFIGS_DIR,
     EOT,
     assert_clean_error,

@@ -27,10 +27,10 @@ from pathlib import Path
 import mido
 import pytest
 import tiktoken
-from cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe, snapshot
 from conftest import DATA_DIR, DOCS_PATH, ECOLI_PATH
-from interop_helpers import published_vocabulary_path
-from midi_helpers import absolute_messages, pop909_paths, reference_song
+from helpers.cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe, snapshot
+from helpers.interop import published_vocabulary_path
+from helpers.midi import absolute_messages, pop909_paths, reference_song
 from tiktoken_ext import openai_public
 
 import bpe_core

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import regex
 import yaml
-from framework_helpers import CONFIGS_DIR, EOT, GPT2_PATTERN, paragraphs, training_text
+from helpers.framework import CONFIGS_DIR, EOT, GPT2_PATTERN, paragraphs, training_text
 
 import bpe_core
 from bpe_core import BpeError

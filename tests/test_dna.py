@@ -6,7 +6,7 @@ human chr17, a 10 Mbp tandem repeat, 10,000 lambda reads with N, Biopython's mal
 
 The compiled engine trains and encodes the whole E. coli genome and the whole 10 Mbp repeat; the
 pure-Python engine (BPE_CORE_PURE=1) does the same tests on prefixes of them so the suite stays
-fast. Nothing is skipped in either mode. Expected values come from tests/dna_helpers.py, which
+fast. Nothing is skipped in either mode. Expected values come from tests/helpers/dna.py, which
 reads the files and states DNA facts without bpe_core.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dna_helpers import (
+from helpers.dna import (
     BASES,
     BERT_SPECIALS,
     CHR17_PATH,

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from dna_helpers import (
+from helpers.dna import (
     BERT_SPECIALS,
     CHR17_PATH,
     DNABERT2_CONFIG,

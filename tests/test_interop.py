@@ -21,10 +21,8 @@ from pathlib import Path
 
 import pytest
 import tiktoken
-from framework_helpers import assert_clean_error, assert_ok, run_bpe
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
-from interop_helpers import (
+from helpers.framework import assert_clean_error, assert_ok, run_bpe
+from helpers.interop import (
     PUBLISHED_SPECIAL_TOKENS,
     PURE,
     adversarial_inputs,
@@ -40,6 +38,8 @@ from interop_helpers import (
     tiktoken_encoding,
     unicode_text,
 )
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from tiktoken_ext.openai_public import r50k_pat_str
 from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, trainers
 

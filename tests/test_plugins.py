@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pluggy
 import pytest
-from framework_helpers import (
+from helpers.framework import (
     EXAMPLES_DIR,
     LAMBDA_PATH,
     assert_clean_error,

@@ -25,10 +25,10 @@ from bpe_core.errors import BpeError
 from bpe_core.pipeline import count
 from bpe_core.plugins import registry
 from bpe_core.shards import ShardOptions, encode_to_shards, reader_for, shard_name
-from cli_runner import assert_clean_error, assert_ok, run_bpe
 from conftest import read_fasta
-from dna_helpers import CHR17_PATH, CONFIGS_DIR, ECOLI_PATH, LAMBDA_PATH
-from midi_helpers import pop909_paths
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
+from helpers.dna import CHR17_PATH, CONFIGS_DIR, ECOLI_PATH, LAMBDA_PATH
+from helpers.midi import pop909_paths
 
 GPT2 = CONFIGS_DIR / "gpt2-style.yaml"
 DNA = CONFIGS_DIR / "dnabert2-style.yaml"

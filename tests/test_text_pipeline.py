@@ -11,9 +11,9 @@ from collections import Counter
 
 import pytest
 import rustbpe
+from helpers.reference import encode_reference, seed_train_naive, train_reference
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from reference import encode_reference, seed_train_naive, train_reference
 
 import bpe_core
 import bpe_text.readers

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import regex
-from framework_helpers import (
+from helpers.framework import (
     EOT,
     GPT2_PATTERN,
     gpt2_byte_characters,

@@ -12,11 +12,11 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 
-TESTS_DIR = Path(__file__).resolve().parent
+TESTS_DIR = Path(__file__).resolve().parents[1]
 PROJECT_ROOT = TESTS_DIR.parent
 CONFIGS_DIR = PROJECT_ROOT / "configs"
 EXAMPLES_DIR = PROJECT_ROOT / "examples"
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA_DIR = Path(__file__).resolve().parents[3] / "shared" / "data"
 DOCS_PATH = DATA_DIR / "text" / "python-3.11-docs.txt.gz"
 LAMBDA_PATH = DATA_DIR / "dna" / "lambda_phage.fa.gz"
 BPE = Path(sys.executable).parent / "bpe"

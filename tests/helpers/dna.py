@@ -10,12 +10,13 @@ import gzip
 import os
 from functools import lru_cache
 from pathlib import Path
-from cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe  # noqa: F401  (re-exported)
 
-TESTS_DIR = Path(__file__).resolve().parent
+from helpers.cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe  # noqa: F401  (re-exported)
+
+TESTS_DIR = Path(__file__).resolve().parents[1]
 PROJECT_ROOT = TESTS_DIR.parent
 CONFIGS_DIR = PROJECT_ROOT / "configs"
-DNA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "dna"
+DNA_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "dna"
 LAMBDA_PATH = DNA_DIR / "lambda_phage.fa.gz"
 ECOLI_PATH = DNA_DIR / "ecoli_k12_mg1655.fa.gz"
 CHR17_PATH = DNA_DIR / "human_chr17_part_softmasked.fa.gz"

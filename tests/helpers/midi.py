@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import mido
-from cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe  # noqa: F401  (re-exported)
+from helpers.cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe  # noqa: F401  (re-exported)
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-POP909_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "midi" / "pop909"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+POP909_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "midi" / "pop909"
 REMI_BPE_CONFIG = PROJECT_ROOT / "configs" / "midi-remi-bpe.yaml"
 REMI_CONFIG = PROJECT_ROOT / "configs" / "midi-remi.yaml"
 DRUM_CHANNEL = 9
