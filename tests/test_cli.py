@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from helpers.framework import (
-    CONFIGS_DIR,
     EOT,
     assert_clean_error,
     assert_ok,
@@ -27,6 +26,7 @@ from helpers.framework import (
     stray_temporary_files,
     training_text,
 )
+from helpers.paths import CONFIGS_DIR
 
 import bpe_core
 from bpe_core import engine

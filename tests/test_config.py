@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import regex
 import yaml
-from helpers.framework import CONFIGS_DIR, EOT, GPT2_PATTERN, paragraphs, training_text
+from helpers.framework import EOT, GPT2_PATTERN, paragraphs, training_text
+from helpers.paths import CONFIGS_DIR
 
 import bpe_core
 from bpe_core import BpeError

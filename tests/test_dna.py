@@ -24,29 +24,23 @@ import pytest
 from helpers.dna import (
     BASES,
     BERT_SPECIALS,
-    CHR17_PATH,
     DNABERT2_CONFIG,
     DNABERT_6MER_CONFIG,
-    ECOLI_PATH,
     FASTA_PATHS,
     IUPAC,
-    LAMBDA_PATH,
-    MALFORMED_DIR,
     NT_6MER_CONFIG,
-    READS_PATH,
-    TANDEM_PATH,
     assert_clean_error,
     assert_ok,
     fasta_records,
     fastq_reads,
     kmer_index,
-    require,
     reverse_complement,
     run_bpe,
     single_sequence,
     window_count,
     write_fasta,
 )
+from helpers.paths import CHR17_PATH, ECOLI_PATH, LAMBDA_PATH, MALFORMED_DIR, READS_PATH, TANDEM_PATH, require
 from hypothesis import given
 from hypothesis import strategies as st
 

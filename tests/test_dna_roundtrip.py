@@ -16,11 +16,7 @@ from pathlib import Path
 import pytest
 from helpers.cli_runner import snapshot
 from helpers.dna import (
-    CHR17_PATH,
     DNABERT2_CONFIG,
-    LAMBDA_PATH,
-    READS_PATH,
-    TANDEM_PATH,
     assert_clean_error,
     assert_ok,
     fasta_records,
@@ -28,6 +24,7 @@ from helpers.dna import (
     run_bpe,
     write_fasta,
 )
+from helpers.paths import CHR17_PATH, LAMBDA_PATH, READS_PATH, TANDEM_PATH
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -16,15 +16,14 @@ from pathlib import Path
 import pytest
 from helpers.dna import (
     BERT_SPECIALS,
-    CHR17_PATH,
     DNABERT2_CONFIG,
-    LAMBDA_PATH,
     assert_clean_error,
     assert_ok,
     fasta_records,
     fastq_reads,
     run_bpe,
 )
+from helpers.paths import CHR17_PATH, LAMBDA_PATH
 from tokenizers import Tokenizer
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 

@@ -32,8 +32,8 @@ from bpe_core.errors import BpeError
 from bpe_core.pipeline import count
 from bpe_core.plugins import registry
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe_bounded, snapshot
-from helpers.dna import CONFIGS_DIR, LAMBDA_PATH, READS_PATH
 from helpers.midi import pop909_paths
+from helpers.paths import CONFIGS_DIR, LAMBDA_PATH, READS_PATH
 
 GPT2 = CONFIGS_DIR / "gpt2-style.yaml"
 DNA = CONFIGS_DIR / "dnabert2-style.yaml"

@@ -19,8 +19,6 @@ from pathlib import Path
 import pluggy
 import pytest
 from helpers.framework import (
-    EXAMPLES_DIR,
-    LAMBDA_PATH,
     assert_clean_error,
     assert_ok,
     bpe_env,
@@ -29,6 +27,7 @@ from helpers.framework import (
     training_text,
     translate,
 )
+from helpers.paths import EXAMPLES_DIR, LAMBDA_PATH
 
 import bpe_core
 from bpe_core import BpeError, hookspecs

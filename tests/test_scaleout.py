@@ -27,8 +27,8 @@ from bpe_core.plugins import registry
 from bpe_core.shards import ShardOptions, encode_to_shards, reader_for, shard_name
 from conftest import read_fasta
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
-from helpers.dna import CHR17_PATH, CONFIGS_DIR, ECOLI_PATH, LAMBDA_PATH
 from helpers.midi import pop909_paths
+from helpers.paths import CHR17_PATH, CONFIGS_DIR, ECOLI_PATH, LAMBDA_PATH
 
 GPT2 = CONFIGS_DIR / "gpt2-style.yaml"
 DNA = CONFIGS_DIR / "dnabert2-style.yaml"

@@ -1,6 +1,6 @@
-"""Helpers for the framework-layer tests (CLI, config, plugins, tokenizer API): where the shared
-real data is, slices of it, independent re-statements of published constants (GPT-2's byte
-characters and split pattern, the standard genetic code), and running the `bpe` command.
+"""Helpers for the framework-layer tests (CLI, config, plugins, tokenizer API): slices of the
+shared real data, independent re-statements of published constants (GPT-2's byte characters and
+split pattern, the standard genetic code), and running the `bpe` command.
 
 Nothing here calls bpe_core: expected values in the tests must not come from the code under test.
 """
@@ -8,18 +8,11 @@ Nothing here calls bpe_core: expected values in the tests must not come from the
 import gzip
 import os
 import subprocess
-import sys
 from functools import lru_cache
 from pathlib import Path
 
-TESTS_DIR = Path(__file__).resolve().parents[1]
-PROJECT_ROOT = TESTS_DIR.parent
-CONFIGS_DIR = PROJECT_ROOT / "configs"
-EXAMPLES_DIR = PROJECT_ROOT / "examples"
-DATA_DIR = Path(__file__).resolve().parents[3] / "shared" / "data"
-DOCS_PATH = DATA_DIR / "text" / "python-3.11-docs.txt.gz"
-LAMBDA_PATH = DATA_DIR / "dna" / "lambda_phage.fa.gz"
-BPE = Path(sys.executable).parent / "bpe"
+from helpers.cli_runner import BPE
+from helpers.paths import DOCS_PATH, require
 
 TRAINING_CHARS = 200_000
 EOT = "<|endoftext|>"
@@ -64,8 +57,7 @@ GENETIC_CODE = {
 @lru_cache(maxsize=1)
 def docs_text() -> str:
     """The whole Python documentation text, newlines untouched."""
-    assert DOCS_PATH.is_file(), f"shared test data {DOCS_PATH} is missing (see {DATA_DIR / 'README.md'})"
-    with gzip.open(DOCS_PATH, "rt", encoding="utf-8", newline="") as handle:
+    with gzip.open(require(DOCS_PATH), "rt", encoding="utf-8", newline="") as handle:
         return handle.read()
 
 

@@ -19,18 +19,12 @@ from typing import Any, NamedTuple
 
 import mido
 from helpers.cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe  # noqa: F401  (re-exported)
+from helpers.paths import CONFIGS_DIR, POP909_DIR, require
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-POP909_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "midi" / "pop909"
-REMI_BPE_CONFIG = PROJECT_ROOT / "configs" / "midi-remi-bpe.yaml"
-REMI_CONFIG = PROJECT_ROOT / "configs" / "midi-remi.yaml"
+REMI_BPE_CONFIG = CONFIGS_DIR / "midi-remi-bpe.yaml"
+REMI_CONFIG = CONFIGS_DIR / "midi-remi.yaml"
 DRUM_CHANNEL = 9
 SONG_COUNT = 909
-
-
-def require(path: Path) -> Path:
-    assert path.exists(), f"shared test data {path} is missing (see {POP909_DIR.parents[1] / 'README.md'})"
-    return path
 
 
 def pop909_paths() -> list[Path]:
