@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers.dna import fasta_records
 from helpers.paths import DOCS_PATH, ECOLI_PATH, TANDEM_PATH, require
 from hypothesis import HealthCheck, settings
 
@@ -43,22 +44,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = kept
 
 
-def read_fasta(path: Path) -> dict[str, str]:
-    """Record name -> sequence, for the small plain FASTA files in the shared data."""
-    records: dict[str, list[str]] = {}
-    name = None
-    with gzip.open(path, "rt", encoding="ascii") as handle:
-        for line in handle:
-            line = line.strip()
-            if line.startswith(">"):
-                name = line[1:].split()[0]
-                records[name] = []
-            elif line:
-                assert name is not None, f"{path}: sequence before the first header"
-                records[name].append(line)
-    return {name: "".join(lines) for name, lines in records.items()}
-
-
 @pytest.fixture(scope="session")
 def docs_path() -> Path:
     """The Python 3.11 documentation sources, gzipped (11 MB of text)."""
@@ -83,9 +68,9 @@ def docs_slice_path(docs_text: str, tmp_path_factory: pytest.TempPathFactory) ->
 @pytest.fixture(scope="session")
 def ecoli_genome() -> str:
     """The E. coli K-12 MG1655 chromosome: one record, 4.6 Mbp of A, C, G, T."""
-    records = read_fasta(require(ECOLI_PATH))
+    records = fasta_records(ECOLI_PATH)
     assert len(records) == 1
-    (sequence,) = records.values()
+    ((_, sequence),) = records
     assert set(sequence) <= set(NUCLEOTIDE_IDS)
     return sequence
 
@@ -93,8 +78,7 @@ def ecoli_genome() -> str:
 @pytest.fixture(scope="session")
 def tandem_repeat() -> str:
     """The stress file's 10 Mbp record: one 125 bp unit repeated 80,000 times."""
-    records = read_fasta(require(TANDEM_PATH))
-    sequence = max(records.values(), key=len)
+    sequence = max((sequence for _, sequence in fasta_records(TANDEM_PATH)), key=len)
     assert len(sequence) == 125 * 80_000
     assert set(sequence) <= set(NUCLEOTIDE_IDS)
     return sequence

@@ -92,14 +92,6 @@ def paragraphs(text: str) -> list[str]:
     return [paragraph for paragraph in text.split("\n\n") if paragraph.strip()]
 
 
-def read_fasta_sequence(path: Path) -> str:
-    """The one sequence of a gzipped single-record FASTA file."""
-    with gzip.open(path, "rt", encoding="ascii") as handle:
-        lines = handle.read().splitlines()
-    assert lines[0].startswith(">") and sum(line.startswith(">") for line in lines) == 1
-    return "".join(line.strip() for line in lines[1:])
-
-
 def translate(dna: str, frame: int) -> str:
     """The amino acids of `dna` read from `frame` (0, 1 or 2) with the standard genetic code."""
     return "".join(GENETIC_CODE[dna[index : index + 3]] for index in range(frame, len(dna) - 2, 3))
