@@ -17,7 +17,6 @@ import pytest
 import regex
 from helpers.framework import (
     EOT,
-    GPT2_PATTERN,
     gpt2_byte_characters,
     multilingual_excerpt,
     non_ascii_paragraphs,
@@ -25,6 +24,7 @@ from helpers.framework import (
     stray_temporary_files,
     training_text,
 )
+from helpers.patterns import GPT2_PATTERN
 from hypothesis import given
 from hypothesis import strategies as st
 

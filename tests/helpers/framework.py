@@ -1,6 +1,6 @@
 """Helpers for the framework-layer tests (CLI, config, plugins, tokenizer API): slices of the
-shared real data, independent re-statements of published constants (GPT-2's byte characters and
-split pattern, the standard genetic code), and running the `bpe` command.
+shared real data, independent re-statements of published constants (GPT-2's byte characters, the
+standard genetic code; the split patterns are in helpers.patterns), and running the `bpe` command.
 
 Nothing here calls bpe_core: expected values in the tests must not come from the code under test.
 """
@@ -16,9 +16,6 @@ from helpers.paths import DOCS_PATH, require
 
 TRAINING_CHARS = 200_000
 EOT = "<|endoftext|>"
-
-# The split pattern of the original GPT-2 release (openai/gpt-2, src/encoder.py).
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 
 def gpt2_byte_characters() -> dict[str, int]:
