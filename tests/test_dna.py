@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
 from helpers.dna import (
     BASES,
     BERT_SPECIALS,
@@ -29,13 +30,10 @@ from helpers.dna import (
     FASTA_PATHS,
     IUPAC,
     NT_6MER_CONFIG,
-    assert_clean_error,
-    assert_ok,
     fasta_records,
     fastq_reads,
     kmer_index,
     reverse_complement,
-    run_bpe,
     single_sequence,
     window_count,
     write_fasta,

@@ -14,16 +14,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers.cli_runner import snapshot
-from helpers.dna import (
-    DNABERT2_CONFIG,
-    assert_clean_error,
-    assert_ok,
-    fasta_records,
-    fastq_reads,
-    run_bpe,
-    write_fasta,
-)
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe, snapshot
+from helpers.dna import DNABERT2_CONFIG, fasta_records, fastq_reads, write_fasta
 from helpers.paths import CHR17_PATH, LAMBDA_PATH, READS_PATH, TANDEM_PATH
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

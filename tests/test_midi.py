@@ -26,14 +26,13 @@ import mido
 import pytest
 from bpe_midi import smf
 from bpe_midi.song import Song, events_from_mido, read_song, song_from_events
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
 from helpers.midi import (
     REMI_BPE_CONFIG,
     REMI_CONFIG,
     PackedSong,
     Quantization,
     absolute_messages,
-    assert_clean_error,
-    assert_ok,
     bar_lines,
     last_event_step,
     midi_file,
@@ -45,7 +44,6 @@ from helpers.midi import (
     reference_song,
     retimed,
     round_trip_problems,
-    run_bpe,
     signature_problems,
     tempo,
     tempo_problems,

@@ -1,6 +1,6 @@
 """Helpers for the DNA tests: an independent reading of the shared genomes and reads (their paths
-are in helpers.paths), independent re-statements of DNA facts (complement, k-mer order, window
-counts), and running the `bpe` command.
+are in helpers.paths) and independent re-statements of DNA facts (complement, k-mer order, window
+counts). The DNA tests run the `bpe` command with helpers.cli_runner.
 
 Nothing here imports bpe_core or Biopython: expected values in the tests must not come from the
 code under test. Expected values are computed by the plainest possible code.
@@ -11,7 +11,6 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from helpers.cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe  # noqa: F401  (re-exported)
 from helpers.paths import CHR17_PATH, CONFIGS_DIR, ECOLI_PATH, LAMBDA_PATH, READS_PATH, TANDEM_PATH, require
 
 FASTA_PATHS = (LAMBDA_PATH, ECOLI_PATH, CHR17_PATH, TANDEM_PATH)
