@@ -1,7 +1,7 @@
-"""Shared fixtures: where the project and the shared real data are, and the data itself, read once.
+"""Shared fixtures: the shared real data, read once.
 
-The shared data lives beside the project (`../shared/data` from the project root), never inside
-it. A missing data file is a test failure, not a skip. The suite tests the installed package
+Where the data is (beside the project, never inside it) is said once, in helpers/paths.py; a
+missing data file is a test failure, not a skip. The suite tests the installed package
 (compiled, or pure with BPE_CORE_PURE=1), never the source tree; see test_build.py.
 
 The whole suite runs compiled. The pure run exists to prove compiled == pure, so with
@@ -14,12 +14,9 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers.dna import fasta_records
+from helpers.paths import DOCS_PATH, ECOLI_PATH, TANDEM_PATH, require
 from hypothesis import HealthCheck, settings
-
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
-DOCS_PATH = DATA_DIR / "text" / "python-3.11-docs.txt.gz"
-ECOLI_PATH = DATA_DIR / "dna" / "ecoli_k12_mg1655.fa.gz"
-TANDEM_PATH = DATA_DIR / "dna" / "tandem_repeat_stress.fa.gz"
 
 # deadline=None: the pure engine and the naive reference are slow, and CI machines vary
 settings.register_profile(
@@ -47,31 +44,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items[:] = kept
 
 
-def read_fasta(path: Path) -> dict[str, str]:
-    """Record name -> sequence, for the small plain FASTA files in the shared data."""
-    records: dict[str, list[str]] = {}
-    name = None
-    with gzip.open(path, "rt", encoding="ascii") as handle:
-        for line in handle:
-            line = line.strip()
-            if line.startswith(">"):
-                name = line[1:].split()[0]
-                records[name] = []
-            elif line:
-                assert name is not None, f"{path}: sequence before the first header"
-                records[name].append(line)
-    return {name: "".join(lines) for name, lines in records.items()}
-
-
-def _require(path: Path) -> Path:
-    assert path.is_file(), f"shared test data {path} is missing (see {DATA_DIR / 'README.md'})"
-    return path
-
-
 @pytest.fixture(scope="session")
 def docs_path() -> Path:
     """The Python 3.11 documentation sources, gzipped (11 MB of text)."""
-    return _require(DOCS_PATH)
+    return require(DOCS_PATH)
 
 
 @pytest.fixture(scope="session")
@@ -92,9 +68,9 @@ def docs_slice_path(docs_text: str, tmp_path_factory: pytest.TempPathFactory) ->
 @pytest.fixture(scope="session")
 def ecoli_genome() -> str:
     """The E. coli K-12 MG1655 chromosome: one record, 4.6 Mbp of A, C, G, T."""
-    records = read_fasta(_require(ECOLI_PATH))
+    records = fasta_records(ECOLI_PATH)
     assert len(records) == 1
-    (sequence,) = records.values()
+    ((_, sequence),) = records
     assert set(sequence) <= set(NUCLEOTIDE_IDS)
     return sequence
 
@@ -102,8 +78,7 @@ def ecoli_genome() -> str:
 @pytest.fixture(scope="session")
 def tandem_repeat() -> str:
     """The stress file's 10 Mbp record: one 125 bp unit repeated 80,000 times."""
-    records = read_fasta(_require(TANDEM_PATH))
-    sequence = max(records.values(), key=len)
+    sequence = max((sequence for _, sequence in fasta_records(TANDEM_PATH)), key=len)
     assert len(sequence) == 125 * 80_000
     assert set(sequence) <= set(NUCLEOTIDE_IDS)
     return sequence

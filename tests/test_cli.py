@@ -14,8 +14,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from framework_helpers import (
-    CONFIGS_DIR,
+from helpers.framework import (
     EOT,
     assert_clean_error,
     assert_ok,
@@ -27,6 +26,7 @@ from framework_helpers import (
     stray_temporary_files,
     training_text,
 )
+from helpers.paths import CONFIGS_DIR
 
 import bpe_core
 from bpe_core import engine

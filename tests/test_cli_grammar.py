@@ -27,19 +27,16 @@ from pathlib import Path
 import mido
 import pytest
 import tiktoken
-from cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe, snapshot
-from conftest import DATA_DIR, DOCS_PATH, ECOLI_PATH
-from interop_helpers import published_vocabulary_path
-from midi_helpers import absolute_messages, pop909_paths, reference_song
+from helpers.cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe, snapshot
+from helpers.interop import published_vocabulary_path
+from helpers.midi import absolute_messages, pop909_paths, reference_song
+from helpers.paths import CONFIGS_DIR, DOCS_PATH, ECOLI_PATH, LAMBDA_PATH, PROJECT_ROOT
 from tiktoken_ext import openai_public
 
 import bpe_core
 from bpe_core.cli import build_parser
 from bpe_core.formats.tiktoken import PUBLISHED
 
-PROJECT = Path(__file__).resolve().parents[1]
-CONFIGS = PROJECT / "configs"
-LAMBDA_PATH = DATA_DIR / "dna" / "lambda_phage.fa.gz"
 TEXT_CHARS = 300_000  # the slice of the Python docs the command line encodes
 
 
@@ -94,7 +91,7 @@ def id_words(path: Path) -> list[int]:
 @pytest.fixture(scope="module")
 def text_tokenizer(workdir: Path) -> Path:
     path = workdir / "gpt2.json"
-    assert_ok(run_bpe("train", CONFIGS / "gpt2-style.yaml", "docs.txt", "-o", path, "-q", "--set", "trainer.vocab_size=400", cwd=workdir))
+    assert_ok(run_bpe("train", CONFIGS_DIR / "gpt2-style.yaml", "docs.txt", "-o", path, "-q", "--set", "trainer.vocab_size=400", cwd=workdir))
     return path
 
 
@@ -102,7 +99,7 @@ def text_tokenizer(workdir: Path) -> Path:
 def dna_tokenizer(workdir: Path) -> Path:
     path = workdir / "dna.json"
     assert_ok(
-        run_bpe("train", CONFIGS / "dnabert2-style.yaml", LAMBDA_PATH, "-o", path, "-q", "--set", "trainer.vocab_size=300", cwd=workdir)
+        run_bpe("train", CONFIGS_DIR / "dnabert2-style.yaml", LAMBDA_PATH, "-o", path, "-q", "--set", "trainer.vocab_size=300", cwd=workdir)
     )
     return path
 
@@ -113,7 +110,7 @@ def midi_tokenizer(workdir: Path) -> Path:
     path = workdir / "midi.json"
     songs = pop909_paths()[:30]
     assert_ok(
-        run_bpe("train", CONFIGS / "midi-remi-bpe.yaml", *songs, "-o", path, "-q", "--set", "trainer.vocab_size=600", cwd=workdir)
+        run_bpe("train", CONFIGS_DIR / "midi-remi-bpe.yaml", *songs, "-o", path, "-q", "--set", "trainer.vocab_size=600", cwd=workdir)
     )
     return path
 
@@ -214,7 +211,7 @@ def test_explicit_special_adds_to_and_pattern_replaces_the_published_ones(
 
 def test_an_option_is_never_accepted_by_a_prefix_of_its_name(workdir: Path) -> None:
     """`--from` used to mean `--from-counts`, `--tok` `--tokenizer`: every future option could collide so."""
-    assert_clean_error(run_bpe("train", CONFIGS / "gpt2-style.yaml", "--from", "x.counts", cwd=workdir), "--from")
+    assert_clean_error(run_bpe("train", CONFIGS_DIR / "gpt2-style.yaml", "--from", "x.counts", cwd=workdir), "--from")
     assert_clean_error(run_bpe("encode", "--tok", "gpt2.json", "docs.txt", cwd=workdir), "--tok")
     assert_clean_error(run_bpe("inspect", "gpt2.json", "--to", "3", cwd=workdir), "--to")
 
@@ -289,7 +286,7 @@ def test_inspect_takes_the_tokenizer_as_t_or_positionally_but_once(text_tokenize
 def test_docs_cli_table_lists_every_command() -> None:
     parser = build_parser()
     commands = next(action for action in parser._actions if action.dest == "command").choices
-    table = (PROJECT / "docs" / "cli.md").read_text(encoding="utf-8").split("\n## ")[0]
+    table = (PROJECT_ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split("\n## ")[0]
     documented = set(re.findall(r"^\| `bpe ([a-z]+)", table, re.M))
     assert documented == set(commands), f"missing from docs/cli.md: {set(commands) - documented}"
 
@@ -412,7 +409,7 @@ def test_inspect_on_unseen_songs_reports_tokens_per_beat_and_the_encoding_report
 
 
 def test_train_with_a_new_vocab_size_names_the_output_after_the_real_size(workdir: Path, tmp_path: Path) -> None:
-    shutil.copy(CONFIGS / "gpt2-style.yaml", tmp_path / "gpt2-style.yaml")  # name and output: text-gpt2-32k
+    shutil.copy(CONFIGS_DIR / "gpt2-style.yaml", tmp_path / "gpt2-style.yaml")  # name and output: text-gpt2-32k
     result = run_bpe("train", "gpt2-style.yaml", workdir / "docs.txt", "--set", "trainer.vocab_size=300", cwd=tmp_path)
     assert_ok(result)
     assert bpe_core.load(tmp_path / "text-gpt2-300.json").vocab_size == 300

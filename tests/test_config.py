@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 import regex
 import yaml
-from framework_helpers import CONFIGS_DIR, EOT, GPT2_PATTERN, paragraphs, training_text
+from helpers.framework import EOT, paragraphs, training_text
+from helpers.paths import CONFIGS_DIR
+from helpers.patterns import GPT2_PATTERN
 
 import bpe_core
 from bpe_core import BpeError

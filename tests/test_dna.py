@@ -6,7 +6,7 @@ human chr17, a 10 Mbp tandem repeat, 10,000 lambda reads with N, Biopython's mal
 
 The compiled engine trains and encodes the whole E. coli genome and the whole 10 Mbp repeat; the
 pure-Python engine (BPE_CORE_PURE=1) does the same tests on prefixes of them so the suite stays
-fast. Nothing is skipped in either mode. Expected values come from tests/dna_helpers.py, which
+fast. Nothing is skipped in either mode. Expected values come from tests/helpers/dna.py, which
 reads the files and states DNA facts without bpe_core.
 """
 
@@ -21,32 +21,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dna_helpers import (
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
+from helpers.dna import (
     BASES,
     BERT_SPECIALS,
-    CHR17_PATH,
     DNABERT2_CONFIG,
     DNABERT_6MER_CONFIG,
-    ECOLI_PATH,
     FASTA_PATHS,
     IUPAC,
-    LAMBDA_PATH,
-    MALFORMED_DIR,
     NT_6MER_CONFIG,
-    READS_PATH,
-    TANDEM_PATH,
-    assert_clean_error,
-    assert_ok,
     fasta_records,
     fastq_reads,
     kmer_index,
-    require,
     reverse_complement,
-    run_bpe,
     single_sequence,
     window_count,
     write_fasta,
 )
+from helpers.paths import CHR17_PATH, ECOLI_PATH, LAMBDA_PATH, MALFORMED_DIR, READS_PATH, TANDEM_PATH, require
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -4,7 +4,7 @@ encoding that file again gives the same ids.
 
 Data: the four records of tandem_repeat_stress.fa.gz (35 bp to 10 Mbp), the soft-masked chr17
 part and the 10,000 lambda reads (FASTQ: decoding writes FASTA, qualities are not encoded).
-Expected names and sequences come from tests/dna_helpers.py, which reads the files without
+Expected names and sequences come from tests/helpers/dna.py, which reads the files without
 bpe_core; expected ids from the same tokenizer's `encode` in this process.
 """
 
@@ -14,20 +14,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from cli_runner import snapshot
-from dna_helpers import (
-    CHR17_PATH,
-    DNABERT2_CONFIG,
-    LAMBDA_PATH,
-    READS_PATH,
-    TANDEM_PATH,
-    assert_clean_error,
-    assert_ok,
-    fasta_records,
-    fastq_reads,
-    run_bpe,
-    write_fasta,
-)
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe, snapshot
+from helpers.dna import DNABERT2_CONFIG, fasta_records, fastq_reads, write_fasta
+from helpers.paths import CHR17_PATH, LAMBDA_PATH, READS_PATH, TANDEM_PATH
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

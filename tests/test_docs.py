@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers.paths import CONFIGS_DIR, DATA_DIR, PROJECT_ROOT
 
 import bpe_core
 from bpe_core.config import RUNNER_KINDS, SECTIONS, SPECIAL_POSITIONS
@@ -26,20 +27,7 @@ from bpe_core.engine import TIE_RULES
 from bpe_core.tokenizer import TextStream
 from bpe_core.plugins import registry
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def shared_data() -> Path:
-    """The shared data: `../shared/data` from the project root, as for the whole suite, or from
-    the nearest directory above it that has one (a git worktree can sit a level deeper)."""
-    for parent in ROOT.parents:
-        if (parent / "shared" / "data").is_dir():
-            return parent / "shared" / "data"
-    return ROOT.parent / "shared" / "data"
-
-
-DATA_DIR = shared_data()
-API_DOC = ROOT / "docs" / "api.md"
+API_DOC = PROJECT_ROOT / "docs" / "api.md"
 FENCE = re.compile(r"^```.*$", re.MULTILINE)
 # the classes whose public members users call, with the name their headings use
 DOCUMENTED_CLASSES = {"Tokenizer": bpe_core.Tokenizer, "Counts": bpe_core.Counts, "TextStream": TextStream}
@@ -49,7 +37,7 @@ def api_doctest() -> doctest.DocTest:
     """docs/api.md as one doctest; DATA (the shared data) and CONFIGS (the repository's configs)
     are the only names it gets from outside."""
     text = FENCE.sub("", API_DOC.read_text(encoding="utf-8"))  # blank lines keep line numbers
-    names = {"DATA": DATA_DIR, "CONFIGS": ROOT / "configs"}
+    names = {"DATA": DATA_DIR, "CONFIGS": CONFIGS_DIR}
     return doctest.DocTestParser().get_doctest(text, names, "docs/api.md", str(API_DOC), 0)
 
 
@@ -80,7 +68,7 @@ def test_api_examples_run_on_the_installed_package_and_print_what_the_page_shows
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     result = runner.run(test, out=report.append)
     assert result.failed == 0, "".join(report)
-    assert Path(bpe_core.__file__).resolve().parent != ROOT / "bpe_core", "the doctests must run the installed package"
+    assert Path(bpe_core.__file__).resolve().parent != PROJECT_ROOT / "bpe_core", "the doctests must run the installed package"
 
 
 def test_api_examples_hide_nothing() -> None:
@@ -106,7 +94,7 @@ def test_every_public_method_and_property_has_an_entry_with_an_example(owner: st
     assert re.search(rf"\.{re.escape(member)}\b", example_sources()), f"no example uses .{member}"
 
 
-CONFIG_DOC = ROOT / "docs" / "config.md"
+CONFIG_DOC = PROJECT_ROOT / "docs" / "config.md"
 
 
 def config_rows() -> list[list[str]]:

@@ -1,4 +1,4 @@
-"""The engine, specified against the naive reference trainer (tests/reference.py).
+"""The engine, specified against the naive reference trainer (tests/helpers/reference.py).
 
 Training must give the reference's merges, in the same order, with the same counts and the same
 final segmentation of every chunk, for any alphabet, weights up to 64-bit counts, both tie rules,
@@ -9,9 +9,9 @@ segmentation; the short and the long encoding paths must agree; decoding inverts
 import random
 
 import pytest
+from helpers.reference import decode_reference, encode_reference, train_reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import decode_reference, encode_reference, train_reference
 
 from bpe_core import engine
 from bpe_core.engine import encoder as encoder_module

@@ -22,11 +22,12 @@ from typing import Any
 
 import pytest
 import yaml
-from cli_runner import assert_clean_error, run_bpe_bounded
-from framework_helpers import CONFIGS_DIR, LAMBDA_PATH, training_text
+from helpers.cli_runner import assert_clean_error, run_bpe_bounded
+from helpers.framework import training_text
+from helpers.midi import REMI_BPE_CONFIG, pop909_paths
+from helpers.paths import CONFIGS_DIR, LAMBDA_PATH
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from midi_helpers import REMI_BPE_CONFIG, pop909_paths
 
 import bpe_core
 import bpe_core.training

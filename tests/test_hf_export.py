@@ -14,17 +14,9 @@ import json
 from pathlib import Path
 
 import pytest
-from dna_helpers import (
-    BERT_SPECIALS,
-    CHR17_PATH,
-    DNABERT2_CONFIG,
-    LAMBDA_PATH,
-    assert_clean_error,
-    assert_ok,
-    fasta_records,
-    fastq_reads,
-    run_bpe,
-)
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
+from helpers.dna import BERT_SPECIALS, DNABERT2_CONFIG, fasta_records, fastq_reads
+from helpers.paths import CHR17_PATH, LAMBDA_PATH
 from tokenizers import Tokenizer
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import regex
 import tiktoken
-from cli_runner import assert_clean_error, assert_fails_cleanly, assert_ok, run_bpe_bounded
+from helpers.cli_runner import assert_clean_error, assert_fails_cleanly, assert_ok, run_bpe_bounded
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer as HfTokenizer

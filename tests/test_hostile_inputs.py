@@ -31,9 +31,9 @@ import bpe_core
 from bpe_core.errors import BpeError
 from bpe_core.training import count
 from bpe_core.plugins import registry
-from cli_runner import assert_clean_error, assert_ok, run_bpe_bounded, snapshot
-from dna_helpers import CONFIGS_DIR, LAMBDA_PATH, READS_PATH
-from midi_helpers import pop909_paths
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe_bounded, snapshot
+from helpers.midi import pop909_paths
+from helpers.paths import CONFIGS_DIR, LAMBDA_PATH, READS_PATH
 
 GPT2 = CONFIGS_DIR / "gpt2-style.yaml"
 DNA = CONFIGS_DIR / "dnabert2-style.yaml"

@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 import tiktoken
-from cli_runner import BPE, assert_fails_cleanly, assert_ok, bpe_env, run_bpe_bounded, snapshot
-from framework_helpers import CONFIGS_DIR, DOCS_PATH, LAMBDA_PATH, training_text
+from helpers.cli_runner import BPE, assert_fails_cleanly, assert_ok, bpe_env, run_bpe_bounded, snapshot
+from helpers.framework import training_text
+from helpers.midi import REMI_BPE_CONFIG, pop909_paths
+from helpers.paths import CONFIGS_DIR, DOCS_PATH, LAMBDA_PATH
 from hypothesis import given
 from hypothesis import strategies as st
-from midi_helpers import REMI_BPE_CONFIG, pop909_paths
 
 import bpe_core
 from bpe_core.errors import BpeError

@@ -21,10 +21,8 @@ from pathlib import Path
 
 import pytest
 import tiktoken
-from framework_helpers import assert_clean_error, assert_ok, run_bpe
-from hypothesis import example, given, settings
-from hypothesis import strategies as st
-from interop_helpers import (
+from helpers.framework import assert_clean_error, assert_ok, run_bpe
+from helpers.interop import (
     PUBLISHED_SPECIAL_TOKENS,
     PURE,
     adversarial_inputs,
@@ -40,11 +38,13 @@ from interop_helpers import (
     tiktoken_encoding,
     unicode_text,
 )
+from helpers.patterns import PUBLISHED_PATTERNS
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from tiktoken_ext.openai_public import r50k_pat_str
 from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, trainers
 
 import bpe_core
-from bpe_text.pretokenizers import PATTERNS
 
 PUBLISHED = ("cl100k", "o200k")
 EXAMPLES = 60 if PURE else 250
@@ -97,7 +97,7 @@ def published(request: pytest.FixtureRequest) -> tuple[str, bpe_core.Tokenizer, 
     path = published_vocabulary_path(name)
     ranks = read_ranks(path)
     ours = bpe_core.from_tiktoken(path, pattern=name, special_tokens=PUBLISHED_SPECIAL_TOKENS[name])
-    theirs = tiktoken_encoding(name, ranks, PATTERNS[name], PUBLISHED_SPECIAL_TOKENS[name])
+    theirs = tiktoken_encoding(name, ranks, PUBLISHED_PATTERNS[name], PUBLISHED_SPECIAL_TOKENS[name])
     return name, ours, theirs, ranks
 
 
@@ -219,10 +219,10 @@ def exported(trained, tmp_path_factory) -> dict[str, Path]:
     return paths
 
 
-@pytest.fixture(scope="module", params=["PATTERNS['gpt2']", "tiktoken r50k_pat_str"])
+@pytest.fixture(scope="module", params=["GPT2_PATTERN", "tiktoken r50k_pat_str"])
 def trained_in_tiktoken(request, exported) -> tiktoken.Encoding:
-    """Our export loaded by tiktoken, with our GPT-2 pattern and with tiktoken's own spelling of it."""
-    pattern = PATTERNS["gpt2"] if request.param.startswith("PATTERNS") else r50k_pat_str
+    """Our export loaded by tiktoken, with GPT-2's pattern as published and with tiktoken's own spelling of it."""
+    pattern = PUBLISHED_PATTERNS["gpt2"] if request.param == "GPT2_PATTERN" else r50k_pat_str
     return tiktoken_encoding("trained", read_ranks(exported["tiktoken"]), pattern)
 
 
@@ -321,7 +321,7 @@ def test_special_tokens_take_the_ids_of_their_position(trained_with_specials):
 
 def test_special_tokens_exported_to_tiktoken_give_our_ids(trained_with_specials, docs_with_specials):
     _, tokenizer, _, tiktoken_path = trained_with_specials
-    encoding = tiktoken_encoding("specials", read_ranks(tiktoken_path), PATTERNS["gpt2"], tokenizer.special_ids)
+    encoding = tiktoken_encoding("specials", read_ranks(tiktoken_path), PUBLISHED_PATTERNS["gpt2"], tokenizer.special_ids)
     ids = tokenizer.encode(docs_with_specials, allowed_special="all")
     assert_same_ids(ids, encoding.encode(docs_with_specials, allowed_special="all"), "tiktoken")
     assert encoding.decode(ids) == docs_with_specials
@@ -587,7 +587,7 @@ def test_hf_split_regex_is_applied_with_hfs_regex_semantics(docs_text, tmp_path)
         1000,
         pre_tokenizer=pre_tokenizers.Sequence(
             [
-                pre_tokenizers.Split(Regex(PATTERNS["cl100k"]), behavior="isolated"),
+                pre_tokenizers.Split(Regex(PUBLISHED_PATTERNS["cl100k"]), behavior="isolated"),
                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
             ]
         ),
@@ -741,7 +741,7 @@ def cli_imported(request, cli_dir) -> tuple[str, Path]:
 def test_cli_imports_a_tiktoken_file_that_encodes_like_tiktoken(cli_imported, docs):
     name, output = cli_imported
     sample = docs[:SLICE_CHARS] + adversarial_inputs()["contractions"]
-    encoding = tiktoken_encoding(name, read_ranks(published_vocabulary_path(name)), PATTERNS[name])
+    encoding = tiktoken_encoding(name, read_ranks(published_vocabulary_path(name)), PUBLISHED_PATTERNS[name])
     assert_same_ids(bpe_core.load(output).encode_ordinary(sample), encoding.encode_ordinary(sample), "tiktoken")
 
 
@@ -756,7 +756,7 @@ def test_cli_imports_a_tiktoken_file_with_special_tokens(cli_dir, docs_with_spec
     output = cli_dir / "cl100k-specials.json"
     specials = [f"--special={token}={token_id}" for token, token_id in PUBLISHED_SPECIAL_TOKENS["cl100k"].items()]
     assert_ok(run_bpe("import", "--format", "tiktoken", path, "--pattern", "cl100k", *specials, "-o", output, cwd=cli_dir))
-    encoding = tiktoken_encoding("cl100k", read_ranks(path), PATTERNS["cl100k"], PUBLISHED_SPECIAL_TOKENS["cl100k"])
+    encoding = tiktoken_encoding("cl100k", read_ranks(path), PUBLISHED_PATTERNS["cl100k"], PUBLISHED_SPECIAL_TOKENS["cl100k"])
     ids = bpe_core.load(output).encode(docs_with_specials.replace("<|pad|>", "<|fim_middle|>"), allowed_special="all")
     assert_same_ids(
         ids, encoding.encode(docs_with_specials.replace("<|pad|>", "<|fim_middle|>"), allowed_special="all"), "tiktoken"
@@ -778,7 +778,7 @@ def test_cli_exports_our_tokenizer_to_hf_and_tiktoken_with_our_ids(exported, tra
     expected = trained.encode_ordinary(sample)
     hf = Tokenizer.from_file(str(cli_dir / "tokenizer.json"))
     assert_same_ids(hf.encode(sample, add_special_tokens=False).ids, expected, "tokenizers")
-    encoding = tiktoken_encoding("trained", read_ranks(cli_dir / "trained.tiktoken"), PATTERNS["gpt2"])
+    encoding = tiktoken_encoding("trained", read_ranks(cli_dir / "trained.tiktoken"), PUBLISHED_PATTERNS["gpt2"])
     assert_same_ids(encoding.encode_ordinary(sample), expected, "tiktoken")
 
 

@@ -2,7 +2,7 @@
 the `midi` decoder, the loss report, the configs and the command line (issue 6).
 
 Data: ../shared/data/midi/pop909 (909 songs, type 1, 480 ticks per beat, six at 960). What a song
-holds is read independently in tests/midi_helpers.py with mido under MIDI's rules, never through
+holds is read independently in tests/helpers/midi.py with mido under MIDI's rules, never through
 bpe_midi.song, and the round trip is checked against that.
 
 The requirements over all 909 songs (parser == mido, decode(encode) keeps every note, encode of
@@ -26,16 +26,13 @@ import mido
 import pytest
 from bpe_midi import smf
 from bpe_midi.song import Song, events_from_mido, read_song, song_from_events
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from midi_helpers import (
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
+from helpers.midi import (
     REMI_BPE_CONFIG,
     REMI_CONFIG,
     PackedSong,
     Quantization,
     absolute_messages,
-    assert_clean_error,
-    assert_ok,
     bar_lines,
     last_event_step,
     midi_file,
@@ -47,7 +44,6 @@ from midi_helpers import (
     reference_song,
     retimed,
     round_trip_problems,
-    run_bpe,
     signature_problems,
     tempo,
     tempo_problems,
@@ -55,6 +51,8 @@ from midi_helpers import (
     track_of,
     type0,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bpe_core
 from bpe_core import BpeError
@@ -129,7 +127,7 @@ class SongCase:
     ticks_per_beat: int = 0
     mido_events: str = ""  # digest of events_from_mido(mido.MidiFile(path))
     fast_song_is_mido_song: bool = False  # read_song(path, "fast") == the Song parser "mido" builds from mido's events
-    original: PackedSong | None = None  # read independently (midi_helpers.reference_song)
+    original: PackedSong | None = None  # read independently (helpers.midi.reference_song)
     ids: "array[int] | None" = None  # remi_bpe.encode(song)
     decoded: PackedSong | None = None  # reference_song(remi_bpe.decode(ids))
     reencoded: "array[int] | None" = None  # remi_bpe.encode(remi_bpe.decode(ids))
@@ -390,7 +388,7 @@ def test_reader_notes_equal_the_independent_reading(streams: list[list[tuple[int
 
 def test_decoding_keeps_every_in_range_note_of_every_song(pop909_cases: list[SongCase], grid: Quantization) -> None:
     """Same pitch, program or drum flag; onset within half a grid step; duration the nearest bin of
-    its quantized length; velocity within a bin width (see midi_helpers.round_trip_problems)."""
+    its quantized length; velocity within a bin width (see helpers.midi.round_trip_problems)."""
 
     def check(case: SongCase) -> list[str]:
         assert case.original is not None and case.decoded is not None

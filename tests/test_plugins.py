@@ -20,17 +20,16 @@ from pathlib import Path
 
 import pluggy
 import pytest
-from framework_helpers import (
-    EXAMPLES_DIR,
-    LAMBDA_PATH,
+from helpers.dna import single_sequence
+from helpers.framework import (
     assert_clean_error,
     assert_ok,
     bpe_env,
-    read_fasta_sequence,
     run_bpe,
     training_text,
     translate,
 )
+from helpers.paths import EXAMPLES_DIR, LAMBDA_PATH
 
 import bpe_core
 from bpe_core import BpeError, hookspecs
@@ -262,7 +261,7 @@ def protein_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def protein_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Phage lambda's genome translated in three frames, one peptide (split at stops) per line."""
-    genome = read_fasta_sequence(LAMBDA_PATH)
+    genome = single_sequence(LAMBDA_PATH)
     assert len(genome) == 48_502 and set(genome) <= set("ACGT")
     peptides = [peptide for frame in range(3) for peptide in translate(genome, frame).split("*") if peptide]
     assert set("".join(peptides)) <= set(AMINO_ACIDS)

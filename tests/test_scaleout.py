@@ -17,6 +17,10 @@ from pathlib import Path
 import distributed
 import pytest
 from bpe_text.readers import TextReader
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
+from helpers.dna import fasta_records
+from helpers.midi import pop909_paths
+from helpers.paths import CHR17_PATH, CONFIGS_DIR, ECOLI_PATH, LAMBDA_PATH
 
 import bpe_core
 from bpe_core.config import parse_runner
@@ -25,10 +29,6 @@ from bpe_core.errors import BpeError
 from bpe_core.training import count
 from bpe_core.plugins import registry
 from bpe_core.encoding import ShardOptions, encode_to_shards, shard_name
-from cli_runner import assert_clean_error, assert_ok, run_bpe
-from conftest import read_fasta
-from dna_helpers import CHR17_PATH, CONFIGS_DIR, ECOLI_PATH, LAMBDA_PATH
-from midi_helpers import pop909_paths
 
 GPT2 = CONFIGS_DIR / "gpt2-style.yaml"
 DNA = CONFIGS_DIR / "dnabert2-style.yaml"
@@ -168,7 +168,7 @@ def test_genome_counts_on_dask_equal_local_counts_and_train_the_same_merges(clus
 
 def _acgt_bases(paths):
     """A, C, G and T in the genomes, either case (what dna-nucleotides counts; N splits)."""
-    return sum(sum(sequence.upper().count(base) for base in "ACGT") for path in paths for sequence in read_fasta(path).values())
+    return sum(sum(sequence.upper().count(base) for base in "ACGT") for path in paths for _, sequence in fasta_records(path))
 
 
 def test_midi_counts_on_dask_equal_local_counts_and_name_the_broken_file(cluster, songs, capsys):

@@ -11,9 +11,10 @@ from collections import Counter
 
 import pytest
 import rustbpe
+from helpers.patterns import GPT2_PATTERN, PUBLISHED_PATTERNS
+from helpers.reference import encode_reference, seed_train_naive, train_reference
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from reference import encode_reference, seed_train_naive, train_reference
 
 import bpe_core
 import bpe_text.readers
@@ -23,22 +24,6 @@ from bpe_core.chunking import count_chunks, pieces
 from bpe_core.engine.encoder import LONG_CHUNK
 from bpe_core.plugins import registry
 
-# the pattern of the original GPT-2 release (encoder.py), as the seed quotes it
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-# tiktoken's cl100k_base and o200k_base patterns
-CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-O200K_PATTERN = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-PUBLISHED_PATTERNS = {"gpt2": GPT2_PATTERN, "cl100k": CL100K_PATTERN, "o200k": O200K_PATTERN}
 REGEX_PRETOKENIZERS = sorted(PUBLISHED_PATTERNS)
 
 SEED_CORPUS = "low lower lowest newer newest wider widest low low lower newest newest " * 50

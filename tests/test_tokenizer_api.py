@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 import regex
-from framework_helpers import (
+from helpers.framework import (
     EOT,
-    GPT2_PATTERN,
     gpt2_byte_characters,
     multilingual_excerpt,
     non_ascii_paragraphs,
@@ -25,6 +24,7 @@ from framework_helpers import (
     stray_temporary_files,
     training_text,
 )
+from helpers.patterns import GPT2_PATTERN
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -1,6 +1,6 @@
 """MIDI facts for tests/test_midi.py, stated without bpe_core: an independent note reader over
-mido, the quantization rules the issue specifies, small MIDI files built with mido, and the `bpe`
-command line.
+mido, the quantization rules the issue specifies and small MIDI files built with mido. The MIDI
+tests run the `bpe` command with helpers.cli_runner.
 
 The reader here is the test's own account of MIDI semantics (note_on velocity 0 ends a note,
 first-in first-out pairing of overlapping notes of one pitch and channel within a track, notes
@@ -18,19 +18,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import mido
-from cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe  # noqa: F401  (re-exported)
+from helpers.paths import CONFIGS_DIR, POP909_DIR, require
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
-POP909_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "midi" / "pop909"
-REMI_BPE_CONFIG = PROJECT_ROOT / "configs" / "midi-remi-bpe.yaml"
-REMI_CONFIG = PROJECT_ROOT / "configs" / "midi-remi.yaml"
+REMI_BPE_CONFIG = CONFIGS_DIR / "midi-remi-bpe.yaml"
+REMI_CONFIG = CONFIGS_DIR / "midi-remi.yaml"
 DRUM_CHANNEL = 9
 SONG_COUNT = 909
-
-
-def require(path: Path) -> Path:
-    assert path.exists(), f"shared test data {path} is missing (see {POP909_DIR.parents[1] / 'README.md'})"
-    return path
 
 
 def pop909_paths() -> list[Path]:

@@ -1,6 +1,6 @@
-"""Helpers for the framework-layer tests (CLI, config, plugins, tokenizer API): where the shared
-real data is, slices of it, independent re-statements of published constants (GPT-2's byte
-characters and split pattern, the standard genetic code), and running the `bpe` command.
+"""Helpers for the framework-layer tests (CLI, config, plugins, tokenizer API): slices of the
+shared real data, independent re-statements of published constants (GPT-2's byte characters, the
+standard genetic code; the split patterns are in helpers.patterns), and running the `bpe` command.
 
 Nothing here calls bpe_core: expected values in the tests must not come from the code under test.
 """
@@ -8,24 +8,14 @@ Nothing here calls bpe_core: expected values in the tests must not come from the
 import gzip
 import os
 import subprocess
-import sys
 from functools import lru_cache
 from pathlib import Path
 
-TESTS_DIR = Path(__file__).resolve().parent
-PROJECT_ROOT = TESTS_DIR.parent
-CONFIGS_DIR = PROJECT_ROOT / "configs"
-EXAMPLES_DIR = PROJECT_ROOT / "examples"
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
-DOCS_PATH = DATA_DIR / "text" / "python-3.11-docs.txt.gz"
-LAMBDA_PATH = DATA_DIR / "dna" / "lambda_phage.fa.gz"
-BPE = Path(sys.executable).parent / "bpe"
+from helpers.cli_runner import BPE
+from helpers.paths import DOCS_PATH, require
 
 TRAINING_CHARS = 200_000
 EOT = "<|endoftext|>"
-
-# The split pattern of the original GPT-2 release (openai/gpt-2, src/encoder.py).
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 
 def gpt2_byte_characters() -> dict[str, int]:
@@ -64,8 +54,7 @@ GENETIC_CODE = {
 @lru_cache(maxsize=1)
 def docs_text() -> str:
     """The whole Python documentation text, newlines untouched."""
-    assert DOCS_PATH.is_file(), f"shared test data {DOCS_PATH} is missing (see {DATA_DIR / 'README.md'})"
-    with gzip.open(DOCS_PATH, "rt", encoding="utf-8", newline="") as handle:
+    with gzip.open(require(DOCS_PATH), "rt", encoding="utf-8", newline="") as handle:
         return handle.read()
 
 
@@ -98,14 +87,6 @@ def non_ascii_paragraphs(count: int) -> list[str]:
 def paragraphs(text: str) -> list[str]:
     """Non-blank paragraphs (blank-line separated) of a text."""
     return [paragraph for paragraph in text.split("\n\n") if paragraph.strip()]
-
-
-def read_fasta_sequence(path: Path) -> str:
-    """The one sequence of a gzipped single-record FASTA file."""
-    with gzip.open(path, "rt", encoding="ascii") as handle:
-        lines = handle.read().splitlines()
-    assert lines[0].startswith(">") and sum(line.startswith(">") for line in lines) == 1
-    return "".join(line.strip() for line in lines[1:])
 
 
 def translate(dna: str, frame: int) -> str:

@@ -1,4 +1,5 @@
-"""Running the installed `bpe` command in tests, text mode: one place for the DNA and MIDI tests."""
+"""Running the installed `bpe` command in tests, text mode, plainly or bounded in time and memory
+(for hostile inputs). The framework-layer tests run it in bytes with helpers.framework."""
 
 import os
 import subprocess

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import tiktoken
-from framework_helpers import GPT2_PATTERN, gpt2_byte_characters
+from helpers.framework import gpt2_byte_characters
+from helpers.patterns import GPT2_PATTERN
 from hypothesis import strategies as st
 from tiktoken_ext import openai_public
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers

@@ -1,6 +1,6 @@
-"""Helpers for the DNA tests: where the shared genomes and reads are, an independent reading of
-them, independent re-statements of DNA facts (complement, k-mer order, window counts), and
-running the `bpe` command.
+"""Helpers for the DNA tests: an independent reading of the shared genomes and reads (their paths
+are in helpers.paths) and independent re-statements of DNA facts (complement, k-mer order, window
+counts). The DNA tests run the `bpe` command with helpers.cli_runner.
 
 Nothing here imports bpe_core or Biopython: expected values in the tests must not come from the
 code under test. Expected values are computed by the plainest possible code.
@@ -10,18 +10,9 @@ import gzip
 import os
 from functools import lru_cache
 from pathlib import Path
-from cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe  # noqa: F401  (re-exported)
 
-TESTS_DIR = Path(__file__).resolve().parent
-PROJECT_ROOT = TESTS_DIR.parent
-CONFIGS_DIR = PROJECT_ROOT / "configs"
-DNA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "dna"
-LAMBDA_PATH = DNA_DIR / "lambda_phage.fa.gz"
-ECOLI_PATH = DNA_DIR / "ecoli_k12_mg1655.fa.gz"
-CHR17_PATH = DNA_DIR / "human_chr17_part_softmasked.fa.gz"
-TANDEM_PATH = DNA_DIR / "tandem_repeat_stress.fa.gz"
-READS_PATH = DNA_DIR / "lambda_reads_1.fq.gz"
-MALFORMED_DIR = DNA_DIR / "malformed"
+from helpers.paths import CHR17_PATH, CONFIGS_DIR, ECOLI_PATH, LAMBDA_PATH, READS_PATH, TANDEM_PATH, require
+
 FASTA_PATHS = (LAMBDA_PATH, ECOLI_PATH, CHR17_PATH, TANDEM_PATH)
 DNABERT2_CONFIG = CONFIGS_DIR / "dnabert2-style.yaml"
 NT_6MER_CONFIG = CONFIGS_DIR / "nt-6mer.yaml"
@@ -36,11 +27,6 @@ COMPLEMENT = {
     "A": "T", "C": "G", "G": "C", "T": "A", "N": "N",
     "R": "Y", "Y": "R", "K": "M", "M": "K", "S": "S", "W": "W", "B": "V", "V": "B", "D": "H", "H": "D",
 }  # fmt: skip
-
-
-def require(path: Path) -> Path:
-    assert path.exists(), f"shared test data {path} is missing (see {DNA_DIR.parent / 'README.md'})"
-    return path
 
 
 def _open_text(path: Path):  # type: ignore[no-untyped-def]
