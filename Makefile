@@ -10,7 +10,7 @@ REQUIREMENTS = $(BIN)/python -c 'import sys, tomllib; pyproject = tomllib.load(o
 	print(*pyproject["build-system"]["requires"], *pyproject["project"]["dependencies"], \
 	*pyproject["project"]["optional-dependencies"][sys.argv[1]], sep="\n")'
 
-.PHONY: test test-compiled test-pure demo bench install clean
+.PHONY: test lint test-compiled test-pure demo bench install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,12 @@ $(VENV)/.runtime: pyproject.toml $(SOURCES) | $(BIN)/python
 
 install: $(VENV)/.installed
 
-test: test-compiled test-pure
+test: lint test-compiled test-pure
+
+# ruff's rules and line length are in pyproject.toml; the tree is kept clean, so any finding fails
+lint: $(VENV)/.deps
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 test-compiled: install
 	BPE_CORE_EXPECT_COMPILED=1 $(BIN)/pytest -q -p no:cacheprovider --durations=15

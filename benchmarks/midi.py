@@ -51,11 +51,10 @@ def song_paths(directory: str, count: int) -> list[Path]:
 
 def run_bpe_core(args: list[str]) -> dict[str, Any]:
     directory, count, vocab_size, workers = args[0], int(args[1]), int(args[2]), int(args[3])
+    import bpe_core
     import bpe_midi.events as events_module
     import bpe_midi.reader as reader_module
     import bpe_midi.song as song_module
-
-    import bpe_core
     from bpe_core import engine
 
     paths = song_paths(directory, count)
@@ -210,7 +209,8 @@ def main() -> None:
     ours = results["bpe-core, 1 process"].best
     if ours["base_vocabulary"] != OUR_ALPHABET:
         print(
-            f"WARNING: the midi-remi-bpe alphabet has {ours['base_vocabulary']} events, not {OUR_ALPHABET}: update OUR_ALPHABET"
+            f"WARNING: the midi-remi-bpe alphabet has {ours['base_vocabulary']} events, not {OUR_ALPHABET}: update "
+            "OUR_ALPHABET"
         )
     same_merges = next(summary.best for name, summary in results.items() if "merge count" in name)
     reference = results["MidiTok 3 (default threads)"]
@@ -262,18 +262,23 @@ def main() -> None:
         (
             f"- End to end, bpe-core in one process takes {1 / faster:.2f}x MidiTok's time "
             f"({'faster' if faster > 1 else 'slower'}); with 2 workers {1 / faster_two:.2f}x. "
-            f"Against MidiTok restricted to one thread, one-process bpe-core takes {1 / faster_one_thread:.2f}x its time."
+            f"Against MidiTok restricted to one thread, one-process bpe-core takes {1 / faster_one_thread:.2f}x its "
+            "time."
         ),
         (
-            f"- Compression at vocab {VOCAB_SIZE}: bpe-core {compression(ours):.1%} fewer tokens than its events, MidiTok "
-            f"{compression(theirs):.1%} than its own; per song bpe-core emits {ours['bpe_tokens'] / ours['songs']:,.0f} "
+            f"- Compression at vocab {VOCAB_SIZE}: bpe-core {compression(ours):.1%} fewer tokens than its events, "
+            "MidiTok "
+            f"{compression(theirs):.1%} than its own; per song bpe-core emits "
+            f"{ours['bpe_tokens'] / ours['songs']:,.0f} "
             f"tokens, MidiTok {theirs['bpe_tokens'] / theirs['songs']:,.0f} "
             f"({ratio(ours['bpe_tokens'], theirs['bpe_tokens']):.2f}x). Fradet et al. report {FRADET_PIANO_REDUCTION} "
             "fewer tokens at a 1k vocabulary on piano."
         ),
         (
-            f"- Alphabet: bpe-core's events for this config are {ours['base_vocabulary']} (+ {OUR_SPECIAL_TOKENS} special tokens), "
-            f"MidiTok's {theirs['base_vocabulary']}, so at vocab {VOCAB_SIZE} bpe-core learns {ours['merges']} merges and MidiTok "
+            f"- Alphabet: bpe-core's events for this config are {ours['base_vocabulary']} (+ {OUR_SPECIAL_TOKENS} "
+            "special tokens), "
+            f"MidiTok's {theirs['base_vocabulary']}, so at vocab {VOCAB_SIZE} bpe-core learns {ours['merges']} "
+            "merges and MidiTok "
             f"{theirs['merges']}. With MidiTok's merge count (vocab {same_merges['vocab_size']}) bpe-core emits "
             f"{same_merges['bpe_tokens'] / same_merges['songs']:,.0f} tokens per song ({compression(same_merges):.1%} "
             f"fewer than its events; {ratio(same_merges['bpe_tokens'], theirs['bpe_tokens']):.3f}x MidiTok's tokens)."
@@ -318,7 +323,8 @@ def main() -> None:
             ),
             (
                 "MidiTok: `REMI(TokenizerConfig(use_programs=True, beat_res={(0, 4): 8, (4, 12): 4}))`, "
-                "`train(vocab_size=2000, model='BPE', files_paths=paths)` (its BPE also within bars), `encode(path)` per "
+                "`train(vocab_size=2000, model='BPE', files_paths=paths)` (its BPE also within bars), `encode(path)` "
+                "per "
                 "song (symusic reads the files). Base tokens: `len(seq.tokens)`, BPE tokens: `len(seq.ids)`. "
                 "'1 thread': RAYON_NUM_THREADS=1, TOKENIZERS_PARALLELISM=false."
             ),

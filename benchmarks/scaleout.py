@@ -91,7 +91,9 @@ def encode_child(args: list[str]) -> dict[str, Any]:
     tokenizer = bpe_core.load(tokenizer_path)
     cluster, runner, startup = _cluster(kind, workers)
     started = time.perf_counter()
-    index = encode_to_shards(tokenizer, [corpus], directory, ShardOptions(), parse_runner(runner, "benchmark"), progress=False)
+    index = encode_to_shards(
+        tokenizer, [corpus], directory, ShardOptions(), parse_runner(runner, "benchmark"), progress=False
+    )
     seconds = time.perf_counter() - started
     if cluster is not None:
         cluster.close()
@@ -228,7 +230,8 @@ def main() -> None:
             + "; ".join(growth("encode", name) for name in RUNNERS)
             + ".",
             f"Counting throughput of one Dask worker on the 88 MB file: {per_worker / 1e6:.1f} MB/s, so 1 TB on "
-            f"100 such workers takes about {terabyte_hours:.2f} h of counting (see docs/scaleout.md for the estimate's terms).",
+            f"100 such workers takes about {terabyte_hours:.2f} h of counting (see docs/scaleout.md for the "
+            "estimate's terms).",
         ],
     )
 

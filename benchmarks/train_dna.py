@@ -141,7 +141,8 @@ def encode_with_bpe_core(args: list[str]) -> dict[str, Any]:
         "read_tokens": sum(map(len, one_worker)),
         "reads_one_worker_seconds": reads_one_worker_seconds,
         "reads_two_workers_seconds": reads_two_workers_seconds,
-        "reads_round_trip": one_worker == two_workers and all(tokenizer.decode(ids) == read for ids, read in zip(one_worker, reads)),
+        "reads_round_trip": one_worker == two_workers
+        and all(tokenizer.decode(ids) == read for ids, read in zip(one_worker, reads)),
     }
 
 
@@ -222,7 +223,8 @@ def main() -> None:
         training = _common.run_interleaved(script, jobs, ours_repeats, work_dir)
         print(f"training: HF on 1 kb and 10 kb lines (repeats {options.repeats})")
         hf_jobs = {
-            f"hf {kb(length)} lines": ChildJob("train-hf", (str(length), str(hf_files[length]))) for length in HF_LINE_LENGTHS[:2]
+            f"hf {kb(length)} lines": ChildJob("train-hf", (str(length), str(hf_files[length])))
+            for length in HF_LINE_LENGTHS[:2]
         }
         training.update(_common.run_interleaved(script, hf_jobs, options.repeats, work_dir))
         print(f"training: HF on {kb(HF_LINE_LENGTHS[2])} lines (once, stopped after {HF_TIMEOUT_SECONDS:.0f} s)")
@@ -230,7 +232,13 @@ def main() -> None:
         training.update(
             _common.run_interleaved(
                 script,
-                {slowest: ChildJob("train-hf", (str(HF_LINE_LENGTHS[2]), str(hf_files[HF_LINE_LENGTHS[2]])), timeout_seconds=HF_TIMEOUT_SECONDS)},
+                {
+                    slowest: ChildJob(
+                        "train-hf",
+                        (str(HF_LINE_LENGTHS[2]), str(hf_files[HF_LINE_LENGTHS[2]])),
+                        timeout_seconds=HF_TIMEOUT_SECONDS,
+                    )
+                },
                 1,
                 work_dir,
             )
@@ -275,25 +283,38 @@ def main() -> None:
                 f"{summary.peak_tree_mb:.0f}",
                 str(summary.best["merges"]) if finished else "n/a",
                 per_token,
-                f"{ratio(summary.seconds(), ours.seconds()):.2f}" if finished else f"> {HF_TIMEOUT_SECONDS / ours.seconds():.1f}",
+                f"{ratio(summary.seconds(), ours.seconds()):.2f}"
+                if finished
+                else f"> {HF_TIMEOUT_SECONDS / ours.seconds():.1f}",
             ]
         )
     training_table = markdown_table(
-        ["tool", "input", "seconds (read + train)", "peak MB", "merges", "bp per token (whole genome)", "time / bpe-core"],
+        [
+            "tool",
+            "input",
+            "seconds (read + train)",
+            "peak MB",
+            "merges",
+            "bp per token (whole genome)",
+            "time / bpe-core",
+        ],
         training_rows,
     )
 
     # growth with genome length
     growth_rows = []
     previous: Summary | None = None
-    lengths = [*PREFIX_BASE_PAIRS, ours.best["base_pairs"]]
     summaries = [*(training[f"bpe-core {length}"] for length in PREFIX_BASE_PAIRS), ours]
-    for length, summary in zip(lengths, summaries):
+    for summary in summaries:
         columns = ["", "", ""]
         if previous is not None:
             length_factor = ratio(summary.best["base_pairs"], previous.best["base_pairs"])
             time_factor = ratio(summary.seconds(), previous.seconds())
-            columns = [f"{length_factor:.2f}x", f"{time_factor:.2f}x", f"{math.log(time_factor) / math.log(length_factor):.2f}"]
+            columns = [
+                f"{length_factor:.2f}x",
+                f"{time_factor:.2f}x",
+                f"{math.log(time_factor) / math.log(length_factor):.2f}",
+            ]
         growth_rows.append(
             [
                 f"{summary.best['base_pairs'] / 1e6:.2f}",
@@ -306,7 +327,16 @@ def main() -> None:
         )
         previous = summary
     growth_table = markdown_table(
-        ["Mbp", "seconds (read + train)", "merges", "peak MB", "length vs previous", "time vs previous", "exponent", "µs per bp"],
+        [
+            "Mbp",
+            "seconds (read + train)",
+            "merges",
+            "peak MB",
+            "length vs previous",
+            "time vs previous",
+            "exponent",
+            "µs per bp",
+        ],
         growth_rows,
     )
     first = summaries[0]
@@ -376,18 +406,23 @@ def main() -> None:
     notes = [
         (
             f"bpe-core: `bpe_core.train('configs/dnabert2-style.yaml', [genome], {{'trainer.vocab_size': {VOCAB_SIZE}, "
-            f"'trainer.min_frequency': {MIN_FREQUENCY}}})`: FASTA reader (Biopython), `dna-nucleotides` (case fold, N and "
-            "IUPAC letters split; the genome has none, so it is one chunk), 15 base symbols + 5 specials + 4076 merges, "
+            "'trainer.min_frequency': "
+            f"{MIN_FREQUENCY}}})`: FASTA reader (Biopython), `dna-nucleotides` (case fold, N and "
+            "IUPAC letters split; the genome has none, so it is one chunk), 15 base symbols + 5 specials + 4076 "
+            "merges, "
             "tie-break smallest."
         ),
         (
-            f"HF tokenizers: `Tokenizer(models.BPE())`, `pre_tokenizers.Whitespace()`, `BpeTrainer(vocab_size={VOCAB_SIZE}, "
-            f"min_frequency={MIN_FREQUENCY}, special_tokens=[5 BERT specials])`, `train_from_iterator(lines)`; pairs across "
+            "HF tokenizers: `Tokenizer(models.BPE())`, `pre_tokenizers.Whitespace()`, "
+            f"`BpeTrainer(vocab_size={VOCAB_SIZE}, "
+            f"min_frequency={MIN_FREQUENCY}, special_tokens=[5 BERT specials])`, `train_from_iterator(lines)`; pairs "
+            "across "
             "line ends are not counted, so its input is not identical to ours. The 100 kb run is stopped after "
             f"{HF_TIMEOUT_SECONDS:.0f} s."
         ),
         (
-            f"Training seconds: fastest of {options.repeats + 1} runs for bpe-core, {options.repeats} for HF on 1 kb and "
+            f"Training seconds: fastest of {options.repeats + 1} runs for bpe-core, {options.repeats} for HF on 1 kb "
+            "and "
             "10 kb lines, one for HF on 100 kb lines; each run in a fresh interpreter, "
             "timed in the child from before reading the gzipped FASTA to the end of training (imports excluded). "
             "Prefixes are written as plain FASTA files first."

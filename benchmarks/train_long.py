@@ -240,7 +240,15 @@ def main() -> None:
     )
 
     peer_table = markdown_table(
-        ["tool", "input", "train s", "total s", "peak MB (process tree)", "train / bpe-core train", "total / bpe-core total"],
+        [
+            "tool",
+            "input",
+            "train s",
+            "total s",
+            "peak MB (process tree)",
+            "train / bpe-core train",
+            "total / bpe-core total",
+        ],
         [
             [
                 "bpe-core",
@@ -275,15 +283,31 @@ def main() -> None:
             ]
         )
     mode_table = markdown_table(
-        ["engine", "engine.is_compiled()", f"train s ({PURE_CHECK_BASE_PAIRS / 1e6:g} Mbp)", "peak MB", "time / compiled"],
+        [
+            "engine",
+            "engine.is_compiled()",
+            f"train s ({PURE_CHECK_BASE_PAIRS / 1e6:g} Mbp)",
+            "peak MB",
+            "time / compiled",
+        ],
         mode_rows,
     )
     if not compiled_1m.best["compiled"] or pure_1m.best["compiled"]:
-        mode_table += "\n\nWARNING: the engine did not load in the expected mode; this factor is not compiled against pure."
+        mode_table += (
+            "\n\nWARNING: the engine did not load in the expected mode; this factor is not compiled against pure."
+        )
 
     if tandem.best:
         tandem_table = markdown_table(
-            ["record", "bp", "train s", "total s", "merges learned", "peak MB (process tree)", "peak MB (main, kernel)"],
+            [
+                "record",
+                "bp",
+                "train s",
+                "total s",
+                "merges learned",
+                "peak MB (process tree)",
+                "peak MB (main, kernel)",
+            ],
             [
                 [
                     tandem.best["record"],

@@ -53,7 +53,7 @@ def train_with_bpe_core(args: list[str]) -> dict[str, Any]:
         counting_seconds.append(time.perf_counter() - started)
         return counts
 
-    setattr(training, "count_chunks", timed_count_chunks)
+    training.count_chunks = timed_count_chunks
 
     config = {
         "name": "bench-text",
@@ -109,7 +109,11 @@ def train_with_rustbpe(args: list[str]) -> dict[str, Any]:
     return {"seconds": seconds, "vocab_size": tokenizer.vocab_size}
 
 
-CHILD_TASKS = {"bpe-core": train_with_bpe_core, "hf-tokenizers": train_with_hf_tokenizers, "rustbpe": train_with_rustbpe}
+CHILD_TASKS = {
+    "bpe-core": train_with_bpe_core,
+    "hf-tokenizers": train_with_hf_tokenizers,
+    "rustbpe": train_with_rustbpe,
+}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,4 +20,16 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0+unknown"
 
-__all__ = ["BpeError", "Counts", "Tokenizer", "__version__", "count", "from_hf", "from_tiktoken", "load", "load_counts", "sum_counts", "train"]
+__all__ = [
+    "BpeError",
+    "Counts",
+    "Tokenizer",
+    "__version__",
+    "count",
+    "from_hf",
+    "from_tiktoken",
+    "load",
+    "load_counts",
+    "sum_counts",
+    "train",
+]

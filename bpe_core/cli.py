@@ -9,14 +9,15 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import yaml
 
 import bpe_core
 from bpe_core import engine
 from bpe_core import progress as progress_bars
+from bpe_core.arguments import EXIT_BAD_INPUT, build_parser
 from bpe_core.config import RunnerConfig, parse_runner, yaml_value
 from bpe_core.contract import WritesRecords, reader_suffixes
 from bpe_core.counts import load_counts, sum_counts
@@ -26,13 +27,11 @@ from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, check_output, expand_paths
 from bpe_core.formats.suffixes import export_format, ids_format, import_format, is_directory_name, shard_dtype
 from bpe_core.formats.tiktoken import published_vocabulary, read_ranks
-from bpe_core.idfiles import DTYPES, check_dtype, documents_in, narrowest_dtype
+from bpe_core.idfiles import check_dtype, documents_in, narrowest_dtype
 from bpe_core.inspection import measure_lines, measure_on, summary_lines
 from bpe_core.plugins import registry
 from bpe_core.tokenizer import Tokenizer
 from bpe_core.training import check_config
-
-EXIT_BAD_INPUT = 2
 
 
 def _version() -> str:
@@ -115,7 +114,11 @@ def _cmd_count(args: argparse.Namespace) -> int:
         if args.config is None:
             raise BpeError("give a config (and input files), or --merge COUNTS...")
         counts = bpe_core.count(
-            args.config, args.files or None, _pipeline_overrides(args), workers=args.workers, progress=False if args.quiet else None
+            args.config,
+            args.files or None,
+            _pipeline_overrides(args),
+            workers=args.workers,
+            progress=False if args.quiet else None,
         )
     counts.save(args.output)
     if not args.quiet:
@@ -145,7 +148,9 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     if runner.kind == "dask" and not shards:
         raise BpeError("runner dask writes one shard per input file: use --format bin -o DIR/")
     if args.names and args.format == "bin":
-        raise BpeError("--names adds a column to --format ids or tokens; shards list the record names in DIR/index.json")
+        raise BpeError(
+            "--names adds a column to --format ids or tokens; shards list the record names in DIR/index.json"
+        )
     if args.format == "bin":
         check_dtype(args.dtype, tokenizer.vocab_size, "--dtype")
     eos_id: int | None = None
@@ -154,7 +159,9 @@ def _cmd_encode(args: argparse.Namespace) -> int:
             known = ", ".join(tokenizer.special_tokens) or "none"
             raise BpeError(f"--eos {args.eos!r} is not a special token of {args.tokenizer} (special tokens: {known})")
         eos_id = tokenizer.special_ids[args.eos]
-    options = ShardOptions(args.dtype, eos_id, "all" if args.allow_special else frozenset(), () if args.ordinary else "all")
+    options = ShardOptions(
+        args.dtype, eos_id, "all" if args.allow_special else frozenset(), () if args.ordinary else "all"
+    )
     progress = False if args.quiet else None
     if shards:
         if not args.files:
@@ -170,9 +177,10 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     reader = tokenizer.reader()
     inputs = args.files or ["-"]
     written = IdsFormat(args.format, args.dtype, args.names)
-    with atomic_output(args.output, args.format == "bin") as out, progress_bars.input_bar(
-        progress, "encoding", expand_paths(inputs, reader_suffixes(reader))
-    ) as bar:
+    with (
+        atomic_output(args.output, args.format == "bin") as out,
+        progress_bars.input_bar(progress, "encoding", expand_paths(inputs, reader_suffixes(reader))) as bar,
+    ):
         read = progress_bars.metered(reader.documents(inputs, strict=True), bar)
         documents, tokens = write_ids(tokenizer, read, out, written, options, args.workers, bar)
     if args.output not in (None, "-") and not args.quiet:
@@ -201,7 +209,9 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     args.format = args.format or ids_format(args.file) or "ids"
     if args.format == "bin" and args.dtype is None:
         # the width the shard index records for this file, else the narrowest that holds the vocabulary
-        args.dtype = (shard_dtype(args.file) if args.file not in (None, "-") else None) or narrowest_dtype(tokenizer.vocab_size)
+        args.dtype = (shard_dtype(args.file) if args.file not in (None, "-") else None) or narrowest_dtype(
+            tokenizer.vocab_size
+        )
     # an optional decoder ability: records files (DNA: FASTA), chosen by the output's suffix
     decoder = tokenizer.decoder
     if args.output is not None and isinstance(decoder, WritesRecords) and args.output.endswith(decoder.record_suffixes):
@@ -280,13 +290,17 @@ def _cmd_import(args: argparse.Namespace) -> int:
         what = f"published {imported['published']}, " if imported.get("published") else ""
         shown = f"{len(tokenizer.special_tokens)} special tokens" if tokenizer.special_tokens else "no special tokens"
         print(
-            f"imported {args.input} ({what}pretokenizer {tokenizer.pretokenizer.name}, vocab {tokenizer.vocab_size}, {shown}) "
+            f"imported {args.input} ({what}pretokenizer {tokenizer.pretokenizer.name}, vocab {tokenizer.vocab_size}, "
+            f"{shown}) "
             f"-> {args.output}",
             file=sys.stderr,
         )
     unreachable = tokenizer.provenance.get("unreachable_tokens") or []
     if unreachable:
-        print(f"note: {len(unreachable)} tokens no merge produces (kept for decoding): ids {unreachable[:10]}", file=sys.stderr)
+        print(
+            f"note: {len(unreachable)} tokens no merge produces (kept for decoding): ids {unreachable[:10]}",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -302,24 +316,6 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     run_demo()
     return 0
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with the CLI's error convention: one `error: ...` line, exit status 2."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("allow_abbrev", False)  # an option's prefix must not silently mean another option
-        super().__init__(*args, **kwargs)
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
-
-
-def _workers(value: str) -> int:
-    """--workers of every command: a whole number of processes, at least 1."""
-    if not (value.isascii() and value.isdigit()) or len(value) > 6 or int(value) < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of processes, 1 or more; got {value[:40]!r}")
-    return int(value)
 
 
 def _check_output_path(args: argparse.Namespace) -> None:
@@ -338,129 +334,25 @@ def _check_output_path(args: argparse.Namespace) -> None:
     check_output(output)
 
 
-def _runner_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--runner", choices=("local", "dask"), help="where to run (default: the config's runner, else local)")
-    command.add_argument("--address", metavar="tcp://HOST:PORT", help="Dask scheduler to submit to (implies --runner dask)")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="bpe", description="Train and apply byte-pair encoding to text, DNA and music.")
-    parser.add_argument("--version", action="version", version=_version())
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
-
-    train = commands.add_parser("train", help="train a tokenizer from a YAML config")
-    train.add_argument("config")
-    train.add_argument("files", nargs="*", help="input files (replace input.paths)")
-    train.add_argument("-o", "--output", help="tokenizer file to write (default: the config's output)")
-    train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
-    train.add_argument("--workers", type=_workers, default=None, help="processes for counting (default: all cores)")
-    train.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary")
-    train.add_argument("--strict", action="store_true", help="an unreadable input file is an error (readers that skip)")
-    train.add_argument("--from-counts", nargs="+", metavar="COUNTS", help="train from counts files (`bpe count`), read no input")
-    _runner_options(train)
-    train.set_defaults(run=_cmd_train)
-
-    count = commands.add_parser("count", help="count the unique chunks of a corpus into a counts file")
-    count.add_argument("config", nargs="?")
-    count.add_argument("files", nargs="*", help="input files (replace input.paths)")
-    count.add_argument("-o", "--output", required=True, help="counts file to write")
-    count.add_argument("--merge", nargs="+", metavar="COUNTS", help="sum these counts files instead of counting")
-    count.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
-    count.add_argument("--workers", type=_workers, default=None, help="processes (default: all cores)")
-    count.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary")
-    count.add_argument("--strict", action="store_true", help="an unreadable input file is an error (readers that skip)")
-    _runner_options(count)
-    count.set_defaults(run=_cmd_count)
-
-    encode = commands.add_parser("encode", help="encode documents to ids")
-    encode.add_argument("-t", "--tokenizer", required=True)
-    encode.add_argument("files", nargs="*", help="input files, or - for standard input (the default)")
-    encode.add_argument(
-        "--format", choices=("ids", "tokens", "bin"), help="default: bin for -o FILE.bin or DIR/, else ids"
-    )
-    encode.add_argument(
-        "--dtype", choices=tuple(DTYPES), help="id width for --format bin (default: uint16 if the vocabulary fits, else uint32)"
-    )
-    encode.add_argument("--eos", metavar="TOKEN", help="append this special token after each document")
-    encode.add_argument(
-        "-o", "--output", help="output file (default: standard output); with --format bin, DIR/ writes a shard per input"
-    )
-    encode.add_argument("--workers", type=_workers, default=None, help="processes (default: all cores)")
-    _runner_options(encode)
-    special = encode.add_mutually_exclusive_group()
-    special.add_argument("--allow-special", action="store_true", help="special token strings in the text become special ids")
-    special.add_argument("--ordinary", action="store_true", help="special token strings in the text are plain text")
-    encode.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    encode.add_argument("--names", action="store_true", help="ids, tokens: a first column NAME<TAB> with each record's id (FASTA/FASTQ)")
-    encode.set_defaults(run=_cmd_encode)
-
-    decode = commands.add_parser("decode", help="decode ids back to documents")
-    decode.add_argument("-t", "--tokenizer", required=True)
-    decode.add_argument(
-        "file", nargs="?", help="ids file (as `bpe encode` writes it), a shard directory, or - for standard input"
-    )
-    decode.add_argument("--format", choices=("ids", "bin"), help="default: bin for FILE.bin, else ids")
-    decode.add_argument(
-        "--dtype", choices=tuple(DTYPES), help="default: the shard index's dtype, else uint16 if the vocabulary fits, else uint32"
-    )
-    decode.add_argument(
-        "-o", "--output", help="output file (default: standard output); DNA: x.fa (.fasta, .fna, .gz) writes FASTA records"
-    )
-    decode.add_argument(
-        "--errors",
-        choices=("replace", "strict"),
-        default="replace",
-        help="ids that make invalid UTF-8 (text): U+FFFD for each bad byte sequence, as tiktoken, or an error",
-    )
-    decode.set_defaults(run=_cmd_decode)
-
-    inspect = commands.add_parser("inspect", help="describe a tokenizer file")
-    inspect.add_argument("tokenizer", nargs="?", help="tokenizer file (or -t TOKENIZER)")
-    inspect.add_argument("-t", "--tokenizer", dest="tokenizer_option", metavar="TOKENIZER", help="tokenizer file")
-    inspect.add_argument("--top", type=int, default=10, help="how many tokens (and input files) to list per section")
-    inspect.add_argument("--on", nargs="+", metavar="FILE", help="also encode these files and report the compression on them")
-    inspect.add_argument("--workers", type=int, default=None, help="processes for --on (default: all cores)")
-    inspect.set_defaults(run=_cmd_inspect)
-
-    validate = commands.add_parser("validate", help="check a config without training")
-    validate.add_argument("config")
-    validate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    validate.set_defaults(run=_cmd_validate)
-
-    export = commands.add_parser("export", help="write a tokenizer as Hugging Face tokenizer.json or .tiktoken")
-    export.add_argument("-t", "--tokenizer", required=True)
-    export.add_argument("--format", choices=("hf", "tiktoken"), help="default: tiktoken for OUT.tiktoken, hf for OUT.json or DIR/")
-    export.add_argument("-o", "--output", required=True)
-    export.set_defaults(run=_cmd_export)
-
-    import_ = commands.add_parser("import", help="read a Hugging Face tokenizer.json or a .tiktoken file")
-    import_.add_argument("input")
-    import_.add_argument("--format", choices=("hf", "tiktoken"), help="default: tiktoken for .tiktoken(.gz), hf for .json")
-    import_.add_argument("-o", "--output", required=True, help="bpe-core tokenizer file to write")
-    import_.add_argument(
-        "--pattern", help="tiktoken: gpt2, cl100k, o200k or a regex (default: the published file's own; required for others)"
-    )
-    import_.add_argument(
-        "--special", action="append", default=[], metavar="TOKEN=ID", help="tiktoken: a special token (adds to a published file's)"
-    )
-    import_.add_argument("-q", "--quiet", action="store_true", help="no summary")
-    import_.set_defaults(run=_cmd_import)
-
-    plugins = commands.add_parser("plugins", help="list installed plugins and their components")
-    plugins.set_defaults(run=_cmd_plugins)
-
-    demo = commands.add_parser("demo", help="train and show small tokenizers on samples shipped with bpe-core")
-    demo.set_defaults(run=_cmd_demo)
-    return parser
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "train": _cmd_train,
+    "count": _cmd_count,
+    "encode": _cmd_encode,
+    "decode": _cmd_decode,
+    "inspect": _cmd_inspect,
+    "validate": _cmd_validate,
+    "export": _cmd_export,
+    "import": _cmd_import,
+    "plugins": _cmd_plugins,
+    "demo": _cmd_demo,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser(_version()).parse_args(argv)
     try:
         _check_output_path(args)
-        result: int = args.run(args)
-        return result
+        return COMMANDS[args.command](args)
     except BpeError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

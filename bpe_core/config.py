@@ -104,7 +104,12 @@ class Config:
             del sample_dict["bytes" if sample.fraction is not None else "fraction"]  # only the one given
         return {
             "name": self.name,
-            "input": {"reader": self.input.reader, "paths": list(self.input.paths), "sample": sample_dict, **self.input.options},
+            "input": {
+                "reader": self.input.reader,
+                "paths": list(self.input.paths),
+                "sample": sample_dict,
+                **self.input.options,
+            },
             "normalizer": [{"name": item.name, **item.options} for item in self.normalizers],
             "pretokenizer": {"name": self.pretokenizer.name, **self.pretokenizer.options},
             "trainer": _section_dict(self.trainer),
@@ -151,7 +156,9 @@ class _Checker:
             if key not in allowed:
                 close = difflib.get_close_matches(str(key), allowed, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-                shown = key if isinstance(key, str) and key.isprintable() and len(key) <= 60 else _short(key)  # one line
+                shown = (
+                    key if isinstance(key, str) and key.isprintable() and len(key) <= 60 else _short(key)
+                )  # one line
                 path = f"{section}.{shown}" if section else shown
                 raise self.fail(path, f"unknown key; allowed: {', '.join(allowed)}{hint}")
 
@@ -247,7 +254,9 @@ class ConfigLoader(yaml.SafeLoader):
         event: Any = self.peek_event()  # type: ignore[no-untyped-call]  # (types-PyYAML leaves it untyped)
         mark: Any = event.start_mark
         if isinstance(event, yaml.AliasEvent):
-            raise yaml.composer.ComposerError(None, None, f"alias *{event.anchor} is not allowed in a config; write the value out", mark)
+            raise yaml.composer.ComposerError(
+                None, None, f"alias *{event.anchor} is not allowed in a config; write the value out", mark
+            )
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
@@ -326,7 +335,9 @@ def parse_config(raw: dict[str, Any], origin: str) -> Config:
     trainer = TrainerConfig(
         vocab_size=vocab_size,
         min_frequency=check.integer(trainer_raw, "min_frequency", "trainer.min_frequency", 1, 1) or 1,
-        max_token_length=check.integer(trainer_raw, "max_token_length", "trainer.max_token_length", None, 1, MAX_VOCAB_SIZE),
+        max_token_length=check.integer(
+            trainer_raw, "max_token_length", "trainer.max_token_length", None, 1, MAX_VOCAB_SIZE
+        ),
         tie_break=check.choice(trainer_raw, "tie_break", "trainer.tie_break", "smallest", TIE_RULES),
         pad_to_multiple_of=check.integer(
             trainer_raw, "pad_to_multiple_of", "trainer.pad_to_multiple_of", None, 1, MAX_PAD_MULTIPLE
@@ -346,7 +357,9 @@ def parse_config(raw: dict[str, Any], origin: str) -> Config:
 
     name = check.string(raw, "name", "name", None) or "tokenizer"
     if "/" in name or "\\" in name or name in (".", ".."):  # `bpe train` writes NAME.json by default
-        raise check.fail("name", f"{name!r} is not a plain name (the default output is NAME.json): no / or \\, not . or ..")
+        raise check.fail(
+            "name", f"{name!r} is not a plain name (the default output is NAME.json): no / or \\, not . or .."
+        )
     return Config(
         name=name,
         input=InputConfig(reader=reader, paths=paths, sample=sample, options=input_options),
@@ -386,7 +399,9 @@ def _sample(check: _Checker, raw: Any) -> SampleConfig | None:
     if ("fraction" in raw) == ("bytes" in raw):
         raise check.fail("input.sample", "give exactly one of fraction (0 < f <= 1) or bytes (a budget), and a seed")
     fraction = raw.get("fraction")
-    if fraction is not None and (isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1):
+    if fraction is not None and (
+        isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction <= 1
+    ):
         raise check.fail("input.sample.fraction", f"expected a number with 0 < fraction <= 1, got {_short(fraction)}")
     budget = check.integer(raw, "bytes", "input.sample.bytes", None, 1)
     seed = check.integer(raw, "seed", "input.sample.seed", 0, 0)

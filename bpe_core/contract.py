@@ -10,9 +10,9 @@ value may be is the component's own business.
 """
 
 import codecs
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from bpe_core.errors import BpeError
 

@@ -102,7 +102,10 @@ class Counts:
             "inputs": sorted(self.inputs, key=lambda item: (item["path"], item["sha256"])),
             "measures": self.measures,
         }
-        with atomic_output(path, binary=True) as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=6, mtime=0) as out:
+        with (
+            atomic_output(path, binary=True) as raw,
+            gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=6, mtime=0) as out,
+        ):
             out.write(json.dumps(header, ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n")
             buffer = bytearray()
             for key in sorted(self.chunks):
@@ -131,7 +134,9 @@ def load_counts(path: str | os.PathLike[str]) -> Counts:
                 raise BpeError(f"{path} is not a bpe-core counts file (write one with `bpe count`)")
             version = header.get("version")
             if not isinstance(version, int) or version > VERSION:
-                raise BpeError(f"{path} has counts format version {version}; this bpe-core reads up to {VERSION}, upgrade it")
+                raise BpeError(
+                    f"{path} has counts format version {version}; this bpe-core reads up to {VERSION}, upgrade it"
+                )
             body = handle.read()
     except OSError as error:
         if isinstance(error, gzip.BadGzipFile):
@@ -144,7 +149,9 @@ def load_counts(path: str | os.PathLike[str]) -> Counts:
         if int(header["symbol_width"]) != symbol_width(alphabet_size):
             raise ValueError(f"symbol_width {header['symbol_width']} does not fit an alphabet of {alphabet_size}")
         chunks = _records(body, int(header["unique_chunks"]))
-        return Counts(dict(header["config"]), alphabet_size, chunks, list(header["inputs"]), dict(header.get("measures", {})))
+        return Counts(
+            dict(header["config"]), alphabet_size, chunks, list(header["inputs"]), dict(header.get("measures", {}))
+        )
     except (KeyError, TypeError, ValueError) as error:
         raise BpeError(f"{path}: malformed counts file ({error})") from None
 
@@ -217,7 +224,9 @@ def sum_counts(items: Iterable[tuple[str, Counts]], repeats: bool = False) -> Co
     seen: set[tuple[str, str]] = set()
     for origin, counts in items:
         if total is None:
-            total = Counts(counts.config, counts.alphabet_size, dict(counts.chunks), list(counts.inputs), dict(counts.measures))
+            total = Counts(
+                counts.config, counts.alphabet_size, dict(counts.chunks), list(counts.inputs), dict(counts.measures)
+            )
         else:
             check_same_config(total.config, counts.config, origin)
             if total.alphabet_size != counts.alphabet_size:

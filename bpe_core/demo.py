@@ -39,7 +39,10 @@ def text_demo() -> None:
     )
     _show_merges(tokenizer, 12)
     ids = tokenizer.encode(text)
-    print(f"the sample: {len(text.encode('utf-8')):,} bytes -> {len(ids):,} tokens ({len(text.encode('utf-8')) / len(ids):.2f} bytes per token)")
+    print(
+        f"the sample: {len(text.encode('utf-8')):,} bytes -> {len(ids):,} tokens "
+        f"({len(text.encode('utf-8')) / len(ids):.2f} bytes per token)"
+    )
     example = "We hold these truths to be self-evident; ünïcode and 42 are fine too."
     example_ids = tokenizer.encode(example + "<|endoftext|>", allowed_special={"<|endoftext|>"})
     print(f"encode {example!r} + <|endoftext|>:")
@@ -97,13 +100,17 @@ def midi_demo() -> None:
         back = tokenizer.decode(ids)
     provenance = tokenizer.provenance
     print(
-        f"trained {len(tokenizer.merges)} merges over {tokenizer.alphabet_size} events in {provenance['seconds']:.2f} s: "
+        f"trained {len(tokenizer.merges)} merges over {tokenizer.alphabet_size} events in "
+        f"{provenance['seconds']:.2f} s: "
         f"{provenance['symbols'] / provenance['tokens']:.2f} events per token "
         f"({1 - provenance['tokens'] / provenance['symbols']:.0%} fewer tokens)"
     )
     for token, uses in tokenizer.most_used_tokens(3):
         print(f"  used {uses:>5}x: {tokenizer.token_text(token)}")
-    print(f"{first.name}: {report['notes']} notes -> {len(ids)} tokens; quantization moved {report.get('onsets_moved', 0)} onsets")
+    print(
+        f"{first.name}: {report['notes']} notes -> {len(ids)} tokens; quantization moved "
+        f"{report.get('onsets_moved', 0)} onsets"
+    )
     print(f"  (at most {report['max_onset_shift_beats']} beat), binned {report.get('velocities_binned', 0)} velocities")
     notes = sum(1 for track in back.tracks for message in track if message.type == "note_on")
     print(f"  decoded back to a MIDI file with {len(back.tracks)} tracks and {notes} notes")

@@ -67,7 +67,9 @@ def encode_shard(
     return _write(tokenizer, documents, shard_path, options, workers, whole=True)
 
 
-def encode_range(tokenizer: Tokenizer, path: str, start: int, step: int, part_path: str, options: ShardOptions) -> tuple[int, int]:
+def encode_range(
+    tokenizer: Tokenizer, path: str, start: int, step: int, part_path: str, options: ShardOptions
+) -> tuple[int, int]:
     """Encode the byte range of a file at grid point `start` (see the text plugin's readers) into
     a part of its shard; returns (documents, tokens). For a reader whose ranges are fragments of
     one document per file, no document ends in a part: `join_parts` ends it."""
@@ -166,14 +168,21 @@ def encode_to_shards(
 
 
 def _encode_set(
-    tokenizer: Tokenizer, files: list[str], directory: str, options: ShardOptions, runner: RunnerConfig, progress: bool | None
+    tokenizer: Tokenizer,
+    files: list[str],
+    directory: str,
+    options: ShardOptions,
+    runner: RunnerConfig,
+    progress: bool | None,
 ) -> dict[str, Any]:
     """Encode each input file into its own shard in `directory` and write the index; returns it."""
     names = [shard_name(index, path) for index, path in enumerate(files)]
     if runner.kind == "dask":
         shard_paths = [os.path.join(directory, name) for name in names]
         data = native.to_dict(tokenizer)
-        results = dask.encode_on_dask(data, tokenizer.reader(), files, shard_paths, options, runner, progress, SHARD_TASKS)
+        results = dask.encode_on_dask(
+            data, tokenizer.reader(), files, shard_paths, options, runner, progress, SHARD_TASKS
+        )
     else:
         results = []
         sizes = [os.path.getsize(path) for path in files]
@@ -280,7 +289,9 @@ def _tokenizer_on_worker(data: dict[str, Any], digest: str) -> Tokenizer:
     return tokenizer
 
 
-def encode_file_task(data: dict[str, Any], digest: str, path: str, shard_path: str, options: ShardOptions) -> tuple[int, int, Records]:
+def encode_file_task(
+    data: dict[str, Any], digest: str, path: str, shard_path: str, options: ShardOptions
+) -> tuple[int, int, Records]:
     return encode_shard(_tokenizer_on_worker(data, digest), path, shard_path, options, 1)
 
 

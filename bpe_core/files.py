@@ -148,7 +148,10 @@ def expand_paths(paths: list[str], suffixes: tuple[str, ...] = ()) -> list[str]:
         elif os.path.isfile(path):
             files.append(path)
         elif os.path.exists(path):
-            raise BpeError(f"input {path} is not a regular file (it is {_file_kind(path)}); give a regular file, a directory, or - for standard input")
+            raise BpeError(
+                f"input {path} is not a regular file (it is {_file_kind(path)}); give a regular file, a directory, "
+                "or - for standard input"
+            )
         elif glob.has_magic(path):
             matches = sorted(match for match in glob.glob(path, recursive=True) if os.path.isfile(match))
             if not matches:

@@ -42,7 +42,9 @@ def narrowest_dtype(vocab_size: int) -> str:
     return "uint16" if vocab_size <= 1 << 16 else "uint32"
 
 
-def documents_in(path: str | None, vocab_size: int, binary: bool, dtype: str) -> Iterator[tuple[str, str | None, list[int]]]:
+def documents_in(
+    path: str | None, vocab_size: int, binary: bool, dtype: str
+) -> Iterator[tuple[str, str | None, list[int]]]:
     """(where, name, ids) per document: of a shard directory (its index names the records), or of
     an ids file (`binary`: one document of `dtype` ids); None or "-" is standard input."""
     if path is not None and os.path.isdir(path):
@@ -71,9 +73,11 @@ def read_ids(source: str, binary: bool, dtype: str) -> Iterator[tuple[int, str |
     with handle:
         for line_number, line in enumerate(handle, start=1):
             name, tab, rest = line.partition(b"\t")
-            yield line_number, (_record_name(name, source, line_number) if tab else None), [
-                _token_id(token, source, line_number) for token in (rest if tab else line).split()
-            ]
+            yield (
+                line_number,
+                (_record_name(name, source, line_number) if tab else None),
+                [_token_id(token, source, line_number) for token in (rest if tab else line).split()],
+            )
 
 
 def _record_name(name: bytes, source: str, line_number: int) -> str:
@@ -92,7 +96,9 @@ def _token_id(token: bytes, source: str, line_number: int) -> int:
         text = token.decode("utf-8")
     except UnicodeDecodeError:
         raw = token if len(token) <= 40 else token[:20] + b"..." + token[-8:]
-        raise BpeError(f"{source}, line {line_number}: {raw!r} is not a token id (the file is not UTF-8 text)") from None
+        raise BpeError(
+            f"{source}, line {line_number}: {raw!r} is not a token id (the file is not UTF-8 text)"
+        ) from None
     shown = repr(text if len(text) <= 40 else text[:20] + "..." + text[-8:])
     if token.isdigit():
         raise BpeError(f"{source}, line {line_number}: {shown} ({len(token)} digits) is too large for a token id")
@@ -115,7 +121,9 @@ def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | No
         raise BpeError(f"{index_path}: dtype {dtype!r}; allowed: {', '.join(DTYPES)}")
     encoded_with = (index.get("tokenizer") or {}).get("vocab_size")
     if encoded_with is not None and encoded_with != vocab_size:
-        raise BpeError(f"{directory} was encoded with a vocabulary of {encoded_with} ids; this tokenizer has {vocab_size}")
+        raise BpeError(
+            f"{directory} was encoded with a vocabulary of {encoded_with} ids; this tokenizer has {vocab_size}"
+        )
     eos_id = index.get("eos_id")
     width = DTYPES[dtype]
     for entry in index["shards"]:
@@ -141,12 +149,12 @@ def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | No
                 start += length
         elif eos_id is not None:
             start = 0
-            for number, end in enumerate((position + 1 for position, token in enumerate(ids) if token == eos_id), start=1):
+            for number, end in enumerate(
+                (position + 1 for position, token in enumerate(ids) if token == eos_id), start=1
+            ):
                 yield f"{shard_path}, document {number}", None, ids[start:end].tolist()
                 start = end
             if start < len(ids):
                 yield f"{shard_path}, after the last end token", None, ids[start:].tolist()
         else:
             yield shard_path, None, ids.tolist()
-
-

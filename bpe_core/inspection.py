@@ -30,7 +30,9 @@ def summary_lines(tokenizer: Tokenizer, top: int) -> list[str]:
     imported = provenance.get("imported_from")
     if isinstance(imported, dict):
         published = f", the published {imported['published']}" if imported.get("published") else ""
-        lines.append(f"imported from: {imported.get('path')} ({imported.get('format')}{published}); no training statistics")
+        lines.append(
+            f"imported from: {imported.get('path')} ({imported.get('format')}{published}); no training statistics"
+        )
     elif provenance:
         lines.append(
             f"trained on:    {provenance.get('chunks', 0):,} chunks ({provenance.get('unique_chunks', 0):,} unique), "
@@ -39,10 +41,13 @@ def summary_lines(tokenizer: Tokenizer, top: int) -> list[str]:
         unit = symbol_unit(tokenizer.pretokenizer)
         if provenance.get("tokens"):
             lines.append(
-                f"compression:   {provenance['symbols'] / provenance['tokens']:.2f} base symbols ({unit}) per token on the training data"
+                f"compression:   {provenance['symbols'] / provenance['tokens']:.2f} base symbols ({unit}) per token "
+                "on the training data"
             )
         if provenance.get("tokens") and provenance.get("beats"):
-            lines.append(f"density:       {provenance['tokens'] / provenance['beats']:.2f} tokens per beat on the training data")
+            lines.append(
+                f"density:       {provenance['tokens'] / provenance['beats']:.2f} tokens per beat on the training data"
+            )
         inputs = provenance.get("inputs", [])
         for source in inputs[:top]:
             lines.append(f"  {source['path']}  {source['size']:,} bytes  sha256 {source['sha256'][:16]}...")
@@ -85,7 +90,9 @@ def measure_on(tokenizer: Tokenizer, paths: Sequence[str], workers: int | None =
     measured: dict[str, Any] = {
         "documents": documents,
         "tokens": sum(usage.values()),
-        "symbols": sum(count * len(tokenizer.token_symbols(token)) for token, count in usage.items() if token not in specials),
+        "symbols": sum(
+            count * len(tokenizer.token_symbols(token)) for token, count in usage.items() if token not in specials
+        ),
         "unit": symbol_unit(tokenizer.pretokenizer),
     }
     if isinstance(reader, MeasuresDocuments):
@@ -96,7 +103,9 @@ def measure_on(tokenizer: Tokenizer, paths: Sequence[str], workers: int | None =
             for key, value in tokenizer.encoding_report(document).items():
                 if isinstance(value, (int, float)):
                     # counts add up over files; a maximum ("max_onset_shift_beats") stays the largest
-                    totals[key] = max(totals.get(key, value), value) if key.startswith("max_") else totals.get(key, 0) + value
+                    totals[key] = (
+                        max(totals.get(key, value), value) if key.startswith("max_") else totals.get(key, 0) + value
+                    )
         measured["report"] = totals
     return measured
 
@@ -104,11 +113,19 @@ def measure_on(tokenizer: Tokenizer, paths: Sequence[str], workers: int | None =
 def measure_lines(measured: dict[str, Any], paths: Sequence[str]) -> list[str]:
     """`measure_on`'s numbers as the inspect report shows them."""
     where = paths[0] if len(paths) == 1 else f"{len(paths)} inputs"
-    lines = [f"on {where}:  {measured['documents']:,} documents, {measured['tokens']:,} tokens, {measured['symbols']:,} {measured['unit']}"]
+    lines = [
+        f"on {where}:  {measured['documents']:,} documents, {measured['tokens']:,} tokens, {measured['symbols']:,} "
+        f"{measured['unit']}"
+    ]
     if measured["tokens"]:
-        lines.append(f"compression:   {measured['symbols'] / measured['tokens']:.2f} base symbols ({measured['unit']}) per token")
+        lines.append(
+            f"compression:   {measured['symbols'] / measured['tokens']:.2f} base symbols ({measured['unit']}) per token"
+        )
         if measured.get("beats"):
-            lines.append(f"density:       {measured['tokens'] / measured['beats']:.2f} tokens per beat ({measured['beats']:,} beats)")
+            lines.append(
+                f"density:       {measured['tokens'] / measured['beats']:.2f} tokens per beat ({measured['beats']:,} "
+                "beats)"
+            )
     report = measured.get("report")
     if report:
         lines.append("encoding:      " + ", ".join(f"{key} {value:,}" for key, value in report.items()))

@@ -8,9 +8,10 @@ an unknown name lists the known ones and the closest match.
 import difflib
 import importlib.metadata
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Callable
+from typing import Any
 
 import pluggy
 

@@ -82,7 +82,9 @@ def metered(documents: Iterable[Any], progress_bar: "tqdm[Any]") -> Iterator[Any
             yield StreamedText(document.source, lambda document=document, source=source: blocks(document, source))  # type: ignore[misc]
         else:
             if source is None and isinstance(document, (str, bytes)):
-                credit(None, len(document.encode("utf-8", "surrogatepass")) if isinstance(document, str) else len(document))
+                credit(
+                    None, len(document.encode("utf-8", "surrogatepass")) if isinstance(document, str) else len(document)
+                )
             yield document
     finish(current)
     progress_bar.update(total - int(progress_bar.n))

@@ -23,7 +23,11 @@ class SourceFinder:
         if not fullname.startswith(PACKAGES):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is None or spec.origin is None or not spec.origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+        if (
+            spec is None
+            or spec.origin is None
+            or not spec.origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+        ):
             return None
         source = os.path.join(os.path.dirname(spec.origin), fullname.rpartition(".")[2] + ".py")
         if not os.path.exists(source):

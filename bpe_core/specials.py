@@ -24,7 +24,11 @@ def special_pattern(tokens: tuple[str, ...]) -> "re.Pattern[str]":
 
 
 def allowed_specials(
-    text: str, special_tokens: Sequence[str], allowed_special: Specials, disallowed_special: Specials, first_line: int = 1
+    text: str,
+    special_tokens: Sequence[str],
+    allowed_special: Specials,
+    disallowed_special: Specials,
+    first_line: int = 1,
 ) -> set[str]:
     """The special tokens allowed in `text`; a BpeError if it holds a disallowed one (naming its
     line, counting from `first_line`) or if `allowed_special` names a token that is not special."""

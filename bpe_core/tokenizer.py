@@ -16,17 +16,10 @@ from dataclasses import replace
 from random import Random
 from typing import Any
 
+from bpe_core import contract
 from bpe_core.chunking import normalize, pieces
 from bpe_core.config import ComponentConfig
-from bpe_core.contract import (
-    ConfiguresDecoder,
-    Reader,
-    ReportsEncoding,
-    ReportsOffsets,
-    StreamedText,
-    StreamsText,
-    document_source,
-)
+from bpe_core.contract import Reader, StreamedText, document_source
 from bpe_core.engine import Alphabet, Decoder, Encoder
 from bpe_core.errors import BpeError, located
 from bpe_core.formats import hf, native, tiktoken
@@ -36,8 +29,7 @@ from bpe_core.spec import IdLayout, TokenizerSpec
 from bpe_core.specials import Specials, allowed_specials, special_pattern, special_runs, splits_a_special
 
 BATCH = 64  # documents per task in encode_batch: amortizes inter-process traffic
-# What `Tokenizer.decode` does with ids that make invalid UTF-8; see there.
-DECODE_ERRORS = ("roundtrip", "replace", "strict")
+DECODE_ERRORS = ("roundtrip", "replace", "strict")  # what decode does with ids that make invalid UTF-8
 
 
 class Tokenizer:
@@ -59,8 +51,9 @@ class Tokenizer:
         except ValueError as error:
             raise BpeError(f"pretokenizer {self.pretokenizer.name!r}: {error}") from None
         self.normalizers = [components.normalizer(item.name, item.options) for item in spec.normalizers]
-        decoder_options = self.pretokenizer.decoder_options() if isinstance(self.pretokenizer, ConfiguresDecoder) else {}
-        self.decoder = components.decoder(self.pretokenizer.decoder, decoder_options)
+        pretokenizer = self.pretokenizer
+        options = pretokenizer.decoder_options() if isinstance(pretokenizer, contract.ConfiguresDecoder) else {}
+        self.decoder = components.decoder(pretokenizer.decoder, options)
         self.alphabet_size = len(self.alphabet)
         self._encoder = Encoder(self.alphabet_size, spec.merges, results=spec.merge_results)
         self._decoder = Decoder(self.alphabet_size, spec.merges, results=spec.merge_results)
@@ -213,7 +206,9 @@ class Tokenizer:
                 return index, None, None
             try:
                 if isinstance(piece, str) and self.spec.special_tokens:
-                    allowed = allowed_specials(piece, self.spec.special_tokens, allowed_special, disallowed_special, line)
+                    allowed = allowed_specials(
+                        piece, self.spec.special_tokens, allowed_special, disallowed_special, line
+                    )
                     return index, self.encode(piece, allowed_special=allowed, disallowed_special=frozenset()), None
                 return index, self.encode(piece), None
             except BpeError as error:
@@ -232,7 +227,7 @@ class Tokenizer:
         >>> ids, spans = tok.encode_with_offsets(record)
         """
         pretokenizer = self.pretokenizer
-        if not isinstance(pretokenizer, ReportsOffsets):
+        if not isinstance(pretokenizer, contract.ReportsOffsets):
             raise BpeError(f"pretokenizer {self.pretokenizer.name!r} does not report offsets")
         encoder = self._encoder
         ids: list[int] = []
@@ -272,7 +267,7 @@ class Tokenizer:
         >>> tok.encoding_report("song.mid")["dropped_pitch_out_of_range"]
         0
         """
-        if not isinstance(self.pretokenizer, ReportsEncoding):
+        if not isinstance(self.pretokenizer, contract.ReportsEncoding):
             return {}
         return dict(self.pretokenizer.report(self.normalize(document)))
 
@@ -307,7 +302,9 @@ class Tokenizer:
         if not self._special_by_id:
             return self.decoder.decode(self._symbols(ids), self.alphabet)
         if not self._decodes_to_text:  # a file (MIDI): special tokens (BOS, PAD) mark the sequence, not the music
-            return self.decoder.decode(self._symbols([token for token in ids if token not in self._special_by_id]), self.alphabet)
+            return self.decoder.decode(
+                self._symbols([token for token in ids if token not in self._special_by_id]), self.alphabet
+            )
         pieces = [
             part if isinstance(part, str) else self.decoder.decode(self._symbols(part), self.alphabet)
             for part in special_runs(ids, self._special_by_id)
@@ -413,7 +410,9 @@ class Tokenizer:
         if rng is not None:
             ids: list[int] = []
             for chunk in chunks:
-                ids.extend(encoder.to_output(encoder.encode_symbols_dropout(self.pretokenizer.symbols(chunk), dropout, rng)))
+                ids.extend(
+                    encoder.to_output(encoder.encode_symbols_dropout(self.pretokenizer.symbols(chunk), dropout, rng))
+                )
             return ids
         if self.pretokenizer.byte_level:
             return encoder.encode_utf8_chunks(chunks if isinstance(chunks, list) else list(chunks))
@@ -435,13 +434,14 @@ class Tokenizer:
     def _decode_utf8(self, ids: Sequence[int], errors: str) -> str:
         """Byte-level text decoded with Python's "replace" or "strict" UTF-8 error handling."""
         data = b"".join(
-            part.encode("utf-8") if isinstance(part, str) else bytes(self._symbols(part)) for part in special_runs(ids, self._special_by_id)
+            part.encode("utf-8") if isinstance(part, str) else bytes(self._symbols(part))
+            for part in special_runs(ids, self._special_by_id)
         )
         try:
             return data.decode("utf-8", errors)
         except UnicodeDecodeError as error:
             position = 0
-            for index, token in enumerate(ids):
+            for index, token in enumerate(ids):  # noqa: B007 (index and token name the place, after the loop)
                 position += len(self.token_bytes(token))
                 if position > error.start:
                     break
@@ -482,7 +482,7 @@ class TextStream:
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self.tokenizer = tokenizer
-        if not isinstance(tokenizer.decoder, StreamsText):
+        if not isinstance(tokenizer.decoder, contract.StreamsText):
             raise BpeError(f"decoder {tokenizer.decoder.name!r} cannot decode incrementally")
         self.bytes_decoder: codecs.IncrementalDecoder = tokenizer.decoder.stream()
 

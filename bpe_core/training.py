@@ -20,7 +20,16 @@ from bpe_core import progress as progress_bars
 from bpe_core.chunking import count_chunks, normalize, piece_size, pieces
 from bpe_core.config import ComponentConfig, Config, RunnerConfig, load_config, parse_runner
 from bpe_core.contract import MeasuresDocuments, Pretokenizer, Reader, ReadsRanges
-from bpe_core.counts import Counts, check_same_config, check_trainable, load_counts, pack, sum_counts, symbol_width, unpack
+from bpe_core.counts import (
+    Counts,
+    check_same_config,
+    check_trainable,
+    load_counts,
+    pack,
+    sum_counts,
+    symbol_width,
+    unpack,
+)
 from bpe_core.engine import TIE_RULES, Trainer
 from bpe_core.errors import BpeError
 from bpe_core.plugins import registry
@@ -89,7 +98,8 @@ def check_config(
     plan = make_plan(config, files, overrides)
     settings = plan.settings
     return (
-        f"pretokenizer {settings.pretokenizer.name} ({plan.alphabet_size} base symbols), reader {settings.input.reader}, "
+        f"pretokenizer {settings.pretokenizer.name} ({plan.alphabet_size} base symbols), reader "
+        f"{settings.input.reader}, "
         f"vocab {settings.trainer.vocab_size} = {plan.alphabet_size} + {plan.num_merges} merges + "
         f"{len(settings.special_tokens.tokens)} special, {len(plan.paths)} input path(s)"
     )
@@ -136,7 +146,9 @@ def train(
         if files:
             raise BpeError("give input files or counts to train from, not both")
         plan = make_plan(config, None, overrides, need_paths=False)
-        named = [(str(item), load_counts(item)) if not isinstance(item, Counts) else ("counts", item) for item in counts]
+        named = [
+            (str(item), load_counts(item)) if not isinstance(item, Counts) else ("counts", item) for item in counts
+        ]
         total = sum_counts(named)
         check_same_config(counting_config(plan.settings), total.config, named[0][0])
         check_trainable(total, plan.alphabet_size, named[0][0])
@@ -164,7 +176,9 @@ def count_documents(
         sample=None if fraction is None else (fraction, seed),
     )
     if not counted and fraction is not None:
-        raise BpeError(f"{settings.origin}: input.sample kept nothing of the input (fraction {fraction:.3g}); sample more")
+        raise BpeError(
+            f"{settings.origin}: input.sample kept nothing of the input (fraction {fraction:.3g}); sample more"
+        )
     width = symbol_width(plan.alphabet_size)
     symbols = pretokenizer.symbols
     chunks: dict[bytes, int] = {}
@@ -312,7 +326,10 @@ def _train_from(plan: Plan, counts: Counts, progress: bool | None, started: floa
         "seconds": round(time.perf_counter() - started, 3),
         **counts.measures,
     }
-    used = {plugins.plugin_of("pretokenizer", settings.pretokenizer.name), plugins.plugin_of("reader", settings.input.reader)}
+    used = {
+        plugins.plugin_of("pretokenizer", settings.pretokenizer.name),
+        plugins.plugin_of("reader", settings.input.reader),
+    }
     used |= {plugins.plugin_of("normalizer", item.name) for item in settings.normalizers}
     spec = TokenizerSpec(
         name=settings.name,

@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = {"bpe_core": ROOT / "bpe_core", **{name: ROOT / "plugins" / name for name in ("bpe_text", "bpe_dna", "bpe_midi")}}
+PACKAGES = {
+    "bpe_core": ROOT / "bpe_core",
+    **{name: ROOT / "plugins" / name for name in ("bpe_text", "bpe_dna", "bpe_midi")},
+}
 MAX_LINES = 500
 
 
@@ -45,7 +48,9 @@ def imported_modules(name: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             for alias in node.names:
                 found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base)
     return {module for module in found if module in MODULES and module != name}
@@ -90,7 +95,10 @@ def test_the_engine_imports_nothing_from_the_rest_and_the_framework_no_plugin() 
         if name.startswith("bpe_core.engine"):
             assert all(module.startswith("bpe_core.engine") for module in imported), (name, imported)
         elif name.startswith("bpe_core"):
-            assert not any(module.startswith(("bpe_text", "bpe_dna", "bpe_midi")) for module in imported), (name, imported)
+            assert not any(module.startswith(("bpe_text", "bpe_dna", "bpe_midi")) for module in imported), (
+                name,
+                imported,
+            )
 
 
 def private_definitions(tree: ast.Module) -> set[str]:
@@ -161,7 +169,9 @@ def test_every_module_architecture_names_exists() -> None:
 def contract_abilities() -> list[str]:
     """The names in contract.ABILITIES, read from the source."""
     for node in TREES["bpe_core.contract"].body:
-        if isinstance(node, ast.Assign) and any(isinstance(target, ast.Name) and target.id == "ABILITIES" for target in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "ABILITIES" for target in node.targets
+        ):
             assert isinstance(node.value, ast.Tuple)
             return [element.id for element in node.value.elts if isinstance(element, ast.Name)]
     raise AssertionError("bpe_core/contract.py defines no ABILITIES")

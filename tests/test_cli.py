@@ -54,7 +54,16 @@ def gpt2_tokenizer(workdir: Path) -> Path:
     """configs/gpt2-style.yaml trained on the documentation slice at vocabulary 500."""
     path = workdir / "gpt2.json"
     assert_ok(
-        run_bpe("train", CONFIGS_DIR / "gpt2-style.yaml", "docs.txt", "-o", path, "--set", f"trainer.vocab_size={VOCAB}", cwd=workdir)
+        run_bpe(
+            "train",
+            CONFIGS_DIR / "gpt2-style.yaml",
+            "docs.txt",
+            "-o",
+            path,
+            "--set",
+            f"trainer.vocab_size={VOCAB}",
+            cwd=workdir,
+        )
     )
     return path
 
@@ -115,7 +124,11 @@ def test_train_gpt2_style_config_writes_tokenizer_of_requested_vocab_size(gpt2_t
 @pytest.mark.parametrize(
     ("config", "pretokenizer", "specials"),
     [
-        ("cl100k-style.yaml", "cl100k", ["<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|endofprompt|>"]),
+        (
+            "cl100k-style.yaml",
+            "cl100k",
+            ["<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|endofprompt|>"],
+        ),
         ("o200k-style.yaml", "o200k", ["<|endoftext|>", "<|endofprompt|>"]),
     ],
 )
@@ -123,7 +136,18 @@ def test_train_tiktoken_style_configs_pad_vocabulary_to_multiple_of_128(
     workdir: Path, tmp_path: Path, config: str, pretokenizer: str, specials: list[str]
 ) -> None:
     output = tmp_path / "tok.json"
-    assert_ok(run_bpe("train", CONFIGS_DIR / config, workdir / "docs.txt", "-o", output, "--set", "trainer.vocab_size=400", cwd=tmp_path))
+    assert_ok(
+        run_bpe(
+            "train",
+            CONFIGS_DIR / config,
+            workdir / "docs.txt",
+            "-o",
+            output,
+            "--set",
+            "trainer.vocab_size=400",
+            cwd=tmp_path,
+        )
+    )
     tokenizer = bpe_core.load(output)
     assert tokenizer.pretokenizer.name == pretokenizer
     assert tokenizer.special_tokens == specials
@@ -134,7 +158,9 @@ def test_train_tiktoken_style_configs_pad_vocabulary_to_multiple_of_128(
 
 
 def test_train_without_output_option_writes_the_configs_output_file(workdir: Path, tmp_path: Path) -> None:
-    config = (CONFIGS_DIR / "gpt2-style.yaml").read_text(encoding="utf-8").replace("vocab_size: 32768", "vocab_size: 300")
+    config = (
+        (CONFIGS_DIR / "gpt2-style.yaml").read_text(encoding="utf-8").replace("vocab_size: 32768", "vocab_size: 300")
+    )
     (tmp_path / "gpt2-style.yaml").write_text(config, encoding="utf-8")  # a small size in the file, not by --set
     result = run_bpe("train", "gpt2-style.yaml", workdir / "docs.txt", cwd=tmp_path)
     assert_ok(result)
@@ -150,11 +176,21 @@ def test_train_reads_config_input_paths_relative_to_the_config_file(workdir: Pat
     (tmp_path / "elsewhere").mkdir()
     output = tmp_path / "tok.json"
     assert_ok(
-        run_bpe("train", "../project/gpt2-style.yaml", "-o", output, "--set", "trainer.vocab_size=300", cwd=tmp_path / "elsewhere")
+        run_bpe(
+            "train",
+            "../project/gpt2-style.yaml",
+            "-o",
+            output,
+            "--set",
+            "trainer.vocab_size=300",
+            cwd=tmp_path / "elsewhere",
+        )
     )
     inputs = bpe_core.load(output).provenance["inputs"]
     assert [Path(source["path"]).name for source in inputs] == ["a.txt", "b.txt"]
-    assert [source["size"] for source in inputs] == [(workdir / name).stat().st_size for name in ("docs.txt", "document.txt")]
+    assert [source["size"] for source in inputs] == [
+        (workdir / name).stat().st_size for name in ("docs.txt", "document.txt")
+    ]
 
 
 def test_train_set_overrides_several_keys(workdir: Path, tmp_path: Path) -> None:
@@ -173,7 +209,9 @@ def test_train_set_overrides_several_keys(workdir: Path, tmp_path: Path) -> None
 # ---------------------------------------------------------------- encode and decode
 
 
-def test_encode_then_decode_reproduces_the_document_byte_for_byte(gpt2_tokenizer: Path, workdir: Path, tmp_path: Path) -> None:
+def test_encode_then_decode_reproduces_the_document_byte_for_byte(
+    gpt2_tokenizer: Path, workdir: Path, tmp_path: Path
+) -> None:
     ids = tmp_path / "ids.txt"
     assert_ok(run_bpe("encode", "-t", gpt2_tokenizer, workdir / "document.txt", "-o", ids, cwd=tmp_path))
     assert len(ids.read_text().splitlines()) == 1
@@ -197,7 +235,9 @@ def test_decode_reads_ids_from_standard_input(gpt2_tokenizer: Path, workdir: Pat
 
 def test_encode_reads_a_document_from_standard_input(gpt2_tokenizer: Path, workdir: Path) -> None:
     from_file = assert_ok(run_bpe("encode", "-t", gpt2_tokenizer, "document.txt", cwd=workdir))
-    from_stdin = assert_ok(run_bpe("encode", "-t", gpt2_tokenizer, "-", cwd=workdir, stdin=(workdir / "document.txt").read_bytes()))
+    from_stdin = assert_ok(
+        run_bpe("encode", "-t", gpt2_tokenizer, "-", cwd=workdir, stdin=(workdir / "document.txt").read_bytes())
+    )
     assert from_stdin == from_file
 
 
@@ -218,12 +258,30 @@ def test_encode_bin_is_little_endian_ids_of_all_documents_concatenated(
     assert_ok(result, binary=True)
     width = struct.calcsize("<" + code)
     assert len(result.stdout) % width == 0
-    assert list(struct.unpack(f"<{len(result.stdout) // width}{code}", result.stdout)) == [token for line in lines for token in line]
+    assert list(struct.unpack(f"<{len(result.stdout) // width}{code}", result.stdout)) == [
+        token for line in lines for token in line
+    ]
 
 
-def test_encode_bin_to_file_decodes_back_with_decode_format_bin(gpt2_tokenizer: Path, workdir: Path, tmp_path: Path) -> None:
+def test_encode_bin_to_file_decodes_back_with_decode_format_bin(
+    gpt2_tokenizer: Path, workdir: Path, tmp_path: Path
+) -> None:
     data = tmp_path / "ids.bin"
-    assert_ok(run_bpe("encode", "-t", gpt2_tokenizer, workdir / "document.txt", "--format", "bin", "--dtype", "uint32", "-o", data, cwd=tmp_path))
+    assert_ok(
+        run_bpe(
+            "encode",
+            "-t",
+            gpt2_tokenizer,
+            workdir / "document.txt",
+            "--format",
+            "bin",
+            "--dtype",
+            "uint32",
+            "-o",
+            data,
+            cwd=tmp_path,
+        )
+    )
     result = run_bpe("decode", "-t", gpt2_tokenizer, data, "--format", "bin", "--dtype", "uint32", cwd=tmp_path)
     assert_ok(result)
     assert result.stdout == (workdir / "document.txt").read_bytes()
@@ -243,7 +301,9 @@ def test_encode_eos_appends_the_special_id_after_each_document(gpt2_tokenizer: P
 
 def test_decode_renders_the_eos_token_as_its_text(gpt2_tokenizer: Path, workdir: Path, tmp_path: Path) -> None:
     ids = tmp_path / "ids.txt"
-    assert_ok(run_bpe("encode", "-t", gpt2_tokenizer, workdir / "paragraph-0.txt", "--eos", EOT, "-o", ids, cwd=tmp_path))
+    assert_ok(
+        run_bpe("encode", "-t", gpt2_tokenizer, workdir / "paragraph-0.txt", "--eos", EOT, "-o", ids, cwd=tmp_path)
+    )
     result = run_bpe("decode", "-t", gpt2_tokenizer, ids, cwd=tmp_path)
     assert assert_ok(result) == (workdir / "paragraph-0.txt").read_bytes().decode("utf-8") + EOT
 
@@ -258,7 +318,9 @@ def test_encode_tokens_format_shows_gpt2_byte_characters_of_each_token(gpt2_toke
     assert bytes(byte_of[character] for character in "".join(tokens)) == (workdir / "document.txt").read_bytes()
 
 
-def test_encode_with_two_workers_gives_the_same_output_as_one(gpt2_tokenizer: Path, workdir: Path, tmp_path: Path) -> None:
+def test_encode_with_two_workers_gives_the_same_output_as_one(
+    gpt2_tokenizer: Path, workdir: Path, tmp_path: Path
+) -> None:
     big = tmp_path / "big.txt"  # more than one streamed block (a million characters), so pieces go to both workers
     big.write_text(docs_text()[:1_300_000], encoding="utf-8", newline="")
     names = [big, workdir / "document.txt", *sorted(workdir.glob("paragraph-*.txt"))]
@@ -343,7 +405,15 @@ def test_demo_shows_merges_and_an_exact_round_trip(tmp_path: Path) -> None:
 
 
 def train_args(workdir: Path, output: Path, *settings: str) -> list:
-    args: list = ["train", CONFIGS_DIR / "gpt2-style.yaml", workdir / "docs.txt", "-o", output, "--set", "trainer.vocab_size=300"]
+    args: list = [
+        "train",
+        CONFIGS_DIR / "gpt2-style.yaml",
+        workdir / "docs.txt",
+        "-o",
+        output,
+        "--set",
+        "trainer.vocab_size=300",
+    ]
     for setting in settings:
         args += ["--set", setting]
     return args
@@ -379,7 +449,8 @@ def test_train_unknown_pretokenizer_lists_known_ones_and_the_closest(workdir: Pa
 
 def test_train_invalid_user_regex_is_a_clean_error(workdir: Path, kept_output: Path) -> None:
     result = run_bpe(
-        *train_args(workdir, kept_output, "pretokenizer.name=regex", "pretokenizer.pattern=([a-z]+"), cwd=kept_output.parent
+        *train_args(workdir, kept_output, "pretokenizer.name=regex", "pretokenizer.pattern=([a-z]+"),
+        cwd=kept_output.parent,
     )
     assert_clean_error(result, "gpt2-style.yaml", "pattern", "([a-z]+")
     assert_output_kept(kept_output)
@@ -442,7 +513,9 @@ def test_encode_missing_input_file_names_it(gpt2_tokenizer: Path, kept_output: P
 def test_encode_non_utf8_input_names_the_file(gpt2_tokenizer: Path, workdir: Path, kept_output: Path) -> None:
     bad = kept_output.parent / "mixed.txt"
     bad.write_bytes((workdir / "paragraph-0.txt").read_bytes() + b"\n\xff\xfe broken \xc3\x28\n")
-    result = run_bpe("encode", "-t", gpt2_tokenizer, workdir / "paragraph-1.txt", bad, "-o", kept_output, cwd=kept_output.parent)
+    result = run_bpe(
+        "encode", "-t", gpt2_tokenizer, workdir / "paragraph-1.txt", bad, "-o", kept_output, cwd=kept_output.parent
+    )
     assert_clean_error(result, "mixed.txt", "UTF-8")
     assert_output_kept(kept_output)
 
@@ -495,7 +568,9 @@ def test_encode_with_tokenizer_needing_an_uninstalled_pretokenizer_names_it(
 
 
 def test_encode_missing_tokenizer_file_names_it(workdir: Path, kept_output: Path) -> None:
-    result = run_bpe("encode", "-t", "no-such-tokenizer.json", workdir / "paragraph-0.txt", "-o", kept_output, cwd=kept_output.parent)
+    result = run_bpe(
+        "encode", "-t", "no-such-tokenizer.json", workdir / "paragraph-0.txt", "-o", kept_output, cwd=kept_output.parent
+    )
     assert_clean_error(result, "no-such-tokenizer.json")
     assert_output_kept(kept_output)
 
@@ -525,18 +600,31 @@ def test_decode_bin_of_odd_length_is_a_clean_error(gpt2_tokenizer: Path, kept_ou
     assert_output_kept(kept_output)
 
 
-def test_encode_eos_with_unknown_token_lists_the_special_tokens(gpt2_tokenizer: Path, workdir: Path, kept_output: Path) -> None:
+def test_encode_eos_with_unknown_token_lists_the_special_tokens(
+    gpt2_tokenizer: Path, workdir: Path, kept_output: Path
+) -> None:
     result = run_bpe(
-        "encode", "-t", gpt2_tokenizer, workdir / "paragraph-0.txt", "--eos", "<|eot|>", "-o", kept_output, cwd=kept_output.parent
+        "encode",
+        "-t",
+        gpt2_tokenizer,
+        workdir / "paragraph-0.txt",
+        "--eos",
+        "<|eot|>",
+        "-o",
+        kept_output,
+        cwd=kept_output.parent,
     )
     assert_clean_error(result, "<|eot|>", EOT)
     assert_output_kept(kept_output)
 
 
-def test_encode_bin_uint16_rejects_vocabulary_over_65536(huge_tokenizer: Path, workdir: Path, kept_output: Path) -> None:
+def test_encode_bin_uint16_rejects_vocabulary_over_65536(
+    huge_tokenizer: Path, workdir: Path, kept_output: Path
+) -> None:
     assert bpe_core.load(huge_tokenizer).vocab_size == 70000
     result = run_bpe(
-        "encode", "-t", huge_tokenizer, workdir / "paragraph-0.txt", "--format", "bin", "--dtype", "uint16", "-o", kept_output,
+        "encode", "-t", huge_tokenizer, workdir / "paragraph-0.txt",
+        "--format", "bin", "--dtype", "uint16", "-o", kept_output,
         cwd=kept_output.parent,
     )  # fmt: skip
     assert_clean_error(result, "uint16", "70000", "uint32")
@@ -544,7 +632,9 @@ def test_encode_bin_uint16_rejects_vocabulary_over_65536(huge_tokenizer: Path, w
 
 
 def test_encode_bin_uint32_accepts_vocabulary_over_65536(huge_tokenizer: Path, workdir: Path) -> None:
-    result = run_bpe("encode", "-t", huge_tokenizer, "paragraph-0.txt", "--format", "bin", "--dtype", "uint32", cwd=workdir)
+    result = run_bpe(
+        "encode", "-t", huge_tokenizer, "paragraph-0.txt", "--format", "bin", "--dtype", "uint32", cwd=workdir
+    )
     assert_ok(result, binary=True)
     ids = list(struct.unpack(f"<{len(result.stdout) // 4}I", result.stdout))
     assert bpe_core.load(huge_tokenizer).decode(ids) == (workdir / "paragraph-0.txt").read_bytes().decode("utf-8")
@@ -552,9 +642,15 @@ def test_encode_bin_uint32_accepts_vocabulary_over_65536(huge_tokenizer: Path, w
 
 def test_encode_bin_uint16_accepts_vocabulary_of_exactly_65536(workdir: Path, tmp_path: Path) -> None:
     tokenizer = tmp_path / "tok.json"
-    assert_ok(run_bpe(*train_args(workdir, tokenizer, "trainer.pad_to_multiple_of=65536", "trainer.vocab_size=300"), cwd=tmp_path))
+    assert_ok(
+        run_bpe(
+            *train_args(workdir, tokenizer, "trainer.pad_to_multiple_of=65536", "trainer.vocab_size=300"), cwd=tmp_path
+        )
+    )
     assert bpe_core.load(tokenizer).vocab_size == 65536  # ids 0..65535 all fit 16 bits
-    result = run_bpe("encode", "-t", tokenizer, workdir / "paragraph-0.txt", "--format", "bin", "--dtype", "uint16", cwd=tmp_path)
+    result = run_bpe(
+        "encode", "-t", tokenizer, workdir / "paragraph-0.txt", "--format", "bin", "--dtype", "uint16", cwd=tmp_path
+    )
     assert_ok(result, binary=True)
     ids = list(struct.unpack(f"<{len(result.stdout) // 2}H", result.stdout))
     assert bpe_core.load(tokenizer).decode(ids) == (workdir / "paragraph-0.txt").read_bytes().decode("utf-8")
@@ -563,14 +659,21 @@ def test_encode_bin_uint16_accepts_vocabulary_of_exactly_65536(workdir: Path, tm
 def test_encode_bad_jsonl_line_names_file_and_line(workdir: Path, kept_output: Path) -> None:
     directory = kept_output.parent
     corpus = directory / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"text": paragraph}) + "\n" for paragraph in non_ascii_paragraphs(30)), encoding="utf-8")
+    corpus.write_text(
+        "".join(json.dumps({"text": paragraph}) + "\n" for paragraph in non_ascii_paragraphs(30)), encoding="utf-8"
+    )
     tokenizer = directory / "jsonl.json"
     args = train_args(workdir, tokenizer, "input.reader=jsonl")
     args[2] = corpus
     assert_ok(run_bpe(*args, cwd=directory))
     broken = directory / "broken.jsonl"
     broken.write_text(
-        json.dumps({"text": "first"}) + "\n\n" + json.dumps({"text": "third"}) + "\n" + json.dumps({"title": "no text"}) + "\n",
+        json.dumps({"text": "first"})
+        + "\n\n"
+        + json.dumps({"text": "third"})
+        + "\n"
+        + json.dumps({"title": "no text"})
+        + "\n",
         encoding="utf-8",
     )
     result = run_bpe("encode", "-t", tokenizer, broken, "-o", kept_output, cwd=directory)
@@ -581,7 +684,10 @@ def test_encode_bad_jsonl_line_names_file_and_line(workdir: Path, kept_output: P
 def test_encode_jsonl_reads_the_field_the_tokenizer_was_trained_with(workdir: Path, tmp_path: Path) -> None:
     documents = non_ascii_paragraphs(30)
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"id": index, "body": text}) + "\n" for index, text in enumerate(documents)), encoding="utf-8")
+    corpus.write_text(
+        "".join(json.dumps({"id": index, "body": text}) + "\n" for index, text in enumerate(documents)),
+        encoding="utf-8",
+    )
     tokenizer = tmp_path / "jsonl.json"
     args = train_args(workdir, tokenizer, "input.reader=jsonl", "input.field=body")
     args[2] = corpus
@@ -596,7 +702,10 @@ def test_encode_text_containing_a_special_token_without_allow_special_names_the_
     gpt2_tokenizer: Path, workdir: Path, kept_output: Path, workers: str
 ) -> None:
     tricky = kept_output.parent / "tricky.txt"
-    tricky.write_text((workdir / "paragraph-0.txt").read_bytes().decode("utf-8") + f"\nuser text with {EOT} inside\n", encoding="utf-8")
+    tricky.write_text(
+        (workdir / "paragraph-0.txt").read_bytes().decode("utf-8") + f"\nuser text with {EOT} inside\n",
+        encoding="utf-8",
+    )
     result = run_bpe(
         "encode", "-t", gpt2_tokenizer, workdir / "paragraph-1.txt", tricky, "-o", kept_output, "--workers", workers,
         cwd=kept_output.parent,
@@ -605,12 +714,18 @@ def test_encode_text_containing_a_special_token_without_allow_special_names_the_
     assert_output_kept(kept_output)
 
 
-def test_encode_allow_special_and_ordinary_choose_how_special_strings_encode(gpt2_tokenizer: Path, tmp_path: Path) -> None:
+def test_encode_allow_special_and_ordinary_choose_how_special_strings_encode(
+    gpt2_tokenizer: Path, tmp_path: Path
+) -> None:
     text = f"before{EOT}after"
     (tmp_path / "special.txt").write_text(text, encoding="utf-8")
     tokenizer = bpe_core.load(gpt2_tokenizer)
-    allowed = read_id_lines(assert_ok(run_bpe("encode", "-t", gpt2_tokenizer, "special.txt", "--allow-special", cwd=tmp_path)))[0]
+    allowed = read_id_lines(
+        assert_ok(run_bpe("encode", "-t", gpt2_tokenizer, "special.txt", "--allow-special", cwd=tmp_path))
+    )[0]
     assert allowed == tokenizer.encode_ordinary("before") + [VOCAB - 1] + tokenizer.encode_ordinary("after")
-    ordinary = read_id_lines(assert_ok(run_bpe("encode", "-t", gpt2_tokenizer, "special.txt", "--ordinary", cwd=tmp_path)))[0]
+    ordinary = read_id_lines(
+        assert_ok(run_bpe("encode", "-t", gpt2_tokenizer, "special.txt", "--ordinary", cwd=tmp_path))
+    )[0]
     assert VOCAB - 1 not in ordinary
     assert tokenizer.decode(ordinary) == text

@@ -34,7 +34,8 @@ from helpers.paths import CONFIGS_DIR, DOCS_PATH, ECOLI_PATH, LAMBDA_PATH, PROJE
 from tiktoken_ext import openai_public
 
 import bpe_core
-from bpe_core.cli import build_parser
+from bpe_core.arguments import build_parser
+from bpe_core.cli import COMMANDS
 from bpe_core.formats.tiktoken import PUBLISHED
 
 TEXT_CHARS = 300_000  # the slice of the Python docs the command line encodes
@@ -91,7 +92,19 @@ def id_words(path: Path) -> list[int]:
 @pytest.fixture(scope="module")
 def text_tokenizer(workdir: Path) -> Path:
     path = workdir / "gpt2.json"
-    assert_ok(run_bpe("train", CONFIGS_DIR / "gpt2-style.yaml", "docs.txt", "-o", path, "-q", "--set", "trainer.vocab_size=400", cwd=workdir))
+    assert_ok(
+        run_bpe(
+            "train",
+            CONFIGS_DIR / "gpt2-style.yaml",
+            "docs.txt",
+            "-o",
+            path,
+            "-q",
+            "--set",
+            "trainer.vocab_size=400",
+            cwd=workdir,
+        )
+    )
     return path
 
 
@@ -99,7 +112,17 @@ def text_tokenizer(workdir: Path) -> Path:
 def dna_tokenizer(workdir: Path) -> Path:
     path = workdir / "dna.json"
     assert_ok(
-        run_bpe("train", CONFIGS_DIR / "dnabert2-style.yaml", LAMBDA_PATH, "-o", path, "-q", "--set", "trainer.vocab_size=300", cwd=workdir)
+        run_bpe(
+            "train",
+            CONFIGS_DIR / "dnabert2-style.yaml",
+            LAMBDA_PATH,
+            "-o",
+            path,
+            "-q",
+            "--set",
+            "trainer.vocab_size=300",
+            cwd=workdir,
+        )
     )
     return path
 
@@ -110,7 +133,17 @@ def midi_tokenizer(workdir: Path) -> Path:
     path = workdir / "midi.json"
     songs = pop909_paths()[:30]
     assert_ok(
-        run_bpe("train", CONFIGS_DIR / "midi-remi-bpe.yaml", *songs, "-o", path, "-q", "--set", "trainer.vocab_size=600", cwd=workdir)
+        run_bpe(
+            "train",
+            CONFIGS_DIR / "midi-remi-bpe.yaml",
+            *songs,
+            "-o",
+            path,
+            "-q",
+            "--set",
+            "trainer.vocab_size=600",
+            cwd=workdir,
+        )
     )
     return path
 
@@ -126,7 +159,10 @@ def test_import_of_a_published_vocabulary_encodes_text_with_special_tokens_exact
     theirs = tiktoken_definition(name, tiktoken_cache)
     result = run_bpe("import", published_vocabulary_path(name), "-o", tmp_path / "tok.json", cwd=tmp_path)
     assert_ok(result)
-    assert f"published {name}_base" in result.stderr and f"{len(theirs.special_tokens_set)} special tokens" in result.stderr
+    assert (
+        f"published {name}_base" in result.stderr
+        and f"{len(theirs.special_tokens_set)} special tokens" in result.stderr
+    )
     text = text_with_specials((workdir / "docs.txt").read_text(encoding="utf-8"), sorted(theirs.special_tokens_set))
     (tmp_path / "text.txt").write_text(text, encoding="utf-8", newline="")
     assert_ok(run_bpe("encode", "-t", "tok.json", "text.txt", "--allow-special", "-o", "ids.txt", "-q", cwd=tmp_path))
@@ -136,7 +172,9 @@ def test_import_of_a_published_vocabulary_encodes_text_with_special_tokens_exact
     assert theirs.eot_token in ours
     # ordinary text (no specials) too: the issue's o200k count was 67,094 where tiktoken gives its own
     assert_ok(run_bpe("encode", "-t", "tok.json", workdir / "docs.txt", "-o", "plain.ids", "-q", cwd=tmp_path))
-    assert id_words(tmp_path / "plain.ids") == theirs.encode_ordinary((workdir / "docs.txt").read_text(encoding="utf-8"))
+    assert id_words(tmp_path / "plain.ids") == theirs.encode_ordinary(
+        (workdir / "docs.txt").read_text(encoding="utf-8")
+    )
 
 
 def test_published_table_matches_tiktokens_definitions(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -168,7 +206,9 @@ def test_unknown_tiktoken_file_without_pattern_is_one_error_line_asking_for_it(w
     (tmp_path / "small.tiktoken").write_bytes(b"".join(lines))
     (tmp_path / "tok.json").write_text("kept\n")
     before = snapshot(tmp_path)
-    assert_clean_error(run_bpe("import", "small.tiktoken", "-o", "tok.json", cwd=tmp_path), "small.tiktoken", "--pattern")
+    assert_clean_error(
+        run_bpe("import", "small.tiktoken", "-o", "tok.json", cwd=tmp_path), "small.tiktoken", "--pattern"
+    )
     assert snapshot(tmp_path) == before
     with pytest.raises(bpe_core.BpeError, match="pattern"):
         bpe_core.from_tiktoken(tmp_path / "small.tiktoken")
@@ -192,15 +232,41 @@ def test_explicit_special_adds_to_and_pattern_replaces_the_published_ones(
 ) -> None:
     theirs = tiktoken_definition("o200k", tiktoken_cache)
     custom = {"<|custom|>": theirs.n_vocab}
-    assert_ok(run_bpe("import", published_vocabulary_path("o200k"), "--special", f"<|custom|>={theirs.n_vocab}", "-o", "tok.json", cwd=tmp_path))
-    extended = tiktoken.Encoding(
-        "extended", pat_str=theirs._pat_str, mergeable_ranks=theirs._mergeable_ranks, special_tokens={**theirs._special_tokens, **custom}
+    assert_ok(
+        run_bpe(
+            "import",
+            published_vocabulary_path("o200k"),
+            "--special",
+            f"<|custom|>={theirs.n_vocab}",
+            "-o",
+            "tok.json",
+            cwd=tmp_path,
+        )
     )
-    text = text_with_specials((workdir / "docs.txt").read_text(encoding="utf-8")[:20_000], ["<|custom|>", "<|endoftext|>"])
+    extended = tiktoken.Encoding(
+        "extended",
+        pat_str=theirs._pat_str,
+        mergeable_ranks=theirs._mergeable_ranks,
+        special_tokens={**theirs._special_tokens, **custom},
+    )
+    text = text_with_specials(
+        (workdir / "docs.txt").read_text(encoding="utf-8")[:20_000], ["<|custom|>", "<|endoftext|>"]
+    )
     (tmp_path / "text.txt").write_text(text, encoding="utf-8", newline="")
     assert_ok(run_bpe("encode", "-t", "tok.json", "text.txt", "--allow-special", "-o", "ids.txt", "-q", cwd=tmp_path))
     assert id_words(tmp_path / "ids.txt") == extended.encode(text, allowed_special="all")
-    assert_ok(run_bpe("import", published_vocabulary_path("cl100k"), "--pattern", "gpt2", "-o", "gpt2-pattern.json", "-q", cwd=tmp_path))
+    assert_ok(
+        run_bpe(
+            "import",
+            published_vocabulary_path("cl100k"),
+            "--pattern",
+            "gpt2",
+            "-o",
+            "gpt2-pattern.json",
+            "-q",
+            cwd=tmp_path,
+        )
+    )
     shown = assert_ok(run_bpe("inspect", "gpt2-pattern.json", "--top", "1", cwd=tmp_path))
     assert re.search(r"^pretokenizer:\s+gpt2$", shown, re.M) and "<|endoftext|>=100257" in shown
 
@@ -220,7 +286,9 @@ def test_decode_of_a_genome_bin_file_needs_no_format_or_dtype(dna_tokenizer: Pat
     """The issue's `bpe decode -t tok.json genome.bin` printed a UnicodeDecodeError traceback."""
     result = run_bpe("encode", "-t", dna_tokenizer, LAMBDA_PATH, "-o", "genome.bin", cwd=tmp_path)
     assert_ok(result)
-    tokens = int(re.fullmatch(r"1 documents, ([0-9,]+) tokens -> genome\.bin\n", result.stderr).group(1).replace(",", ""))
+    tokens = int(
+        re.fullmatch(r"1 documents, ([0-9,]+) tokens -> genome\.bin\n", result.stderr).group(1).replace(",", "")
+    )
     assert (tmp_path / "genome.bin").stat().st_size == 2 * tokens  # uint16: the vocabulary fits
     decoded = assert_ok(run_bpe("decode", "-t", dna_tokenizer, "genome.bin", cwd=tmp_path))
     assert decoded.strip() == read_sequence(LAMBDA_PATH)
@@ -233,7 +301,20 @@ def read_sequence(path: Path) -> str:
 
 def test_decode_of_a_shard_takes_the_dtype_from_its_index(text_tokenizer: Path, workdir: Path, tmp_path: Path) -> None:
     """uint32 shards of a vocabulary that would fit uint16: only the index says how wide the ids are."""
-    assert_ok(run_bpe("encode", "-t", text_tokenizer, workdir / "docs.txt", "--dtype", "uint32", "-o", "shards/", "-q", cwd=tmp_path))
+    assert_ok(
+        run_bpe(
+            "encode",
+            "-t",
+            text_tokenizer,
+            workdir / "docs.txt",
+            "--dtype",
+            "uint32",
+            "-o",
+            "shards/",
+            "-q",
+            cwd=tmp_path,
+        )
+    )
     index = json.loads((tmp_path / "shards" / "index.json").read_text(encoding="utf-8"))
     shard = tmp_path / "shards" / index["shards"][0]["shard"]
     assert index["dtype"] == "uint32" and shard.stat().st_size == 4 * index["tokens"]
@@ -242,7 +323,9 @@ def test_decode_of_a_shard_takes_the_dtype_from_its_index(text_tokenizer: Path, 
     assert (tmp_path / "back.txt").read_bytes() == (workdir / "docs.txt").read_bytes()
     index["dtype"] = "int8"
     (tmp_path / "shards" / "index.json").write_text(json.dumps(index), encoding="utf-8")
-    assert_clean_error(run_bpe("decode", "-t", text_tokenizer, shard, cwd=tmp_path), "index.json", "int8", "uint16, uint32")
+    assert_clean_error(
+        run_bpe("decode", "-t", text_tokenizer, shard, cwd=tmp_path), "index.json", "int8", "uint16, uint32"
+    )
 
 
 def test_encode_of_a_vocabulary_over_65536_to_bin_picks_uint32(workdir: Path, tmp_path: Path) -> None:
@@ -252,12 +335,16 @@ def test_encode_of_a_vocabulary_over_65536_to_bin_picks_uint32(workdir: Path, tm
     assert decoded == (workdir / "docs.txt").read_text(encoding="utf-8")
 
 
-def test_export_and_import_take_the_format_from_the_file_name(text_tokenizer: Path, workdir: Path, tmp_path: Path) -> None:
+def test_export_and_import_take_the_format_from_the_file_name(
+    text_tokenizer: Path, workdir: Path, tmp_path: Path
+) -> None:
     assert_ok(run_bpe("export", "-t", text_tokenizer, "-o", "mine.tiktoken", cwd=tmp_path))
     assert_ok(run_bpe("export", "-t", text_tokenizer, "-o", "tokenizer.json", cwd=tmp_path))
     lines = (tmp_path / "mine.tiktoken").read_text(encoding="ascii").splitlines()
     tokenizer = bpe_core.load(text_tokenizer)
-    assert len(lines) == tokenizer.vocab_size - len(tokenizer.special_tokens) and all(len(line.split()) == 2 for line in lines)
+    assert len(lines) == tokenizer.vocab_size - len(tokenizer.special_tokens) and all(
+        len(line.split()) == 2 for line in lines
+    )
     assert json.loads((tmp_path / "tokenizer.json").read_text(encoding="utf-8"))["model"]["type"] == "BPE"
     assert_ok(run_bpe("import", "mine.tiktoken", "--pattern", "gpt2", "-o", "from-tiktoken.json", "-q", cwd=tmp_path))
     assert_ok(run_bpe("import", "tokenizer.json", "-o", "from-hf.json", "-q", cwd=tmp_path))
@@ -271,7 +358,9 @@ def test_a_name_that_does_not_say_the_format_is_one_error_line(text_tokenizer: P
     (tmp_path / "vocab.txt").write_text("not a vocabulary\n")
     before = snapshot(tmp_path)
     assert_clean_error(run_bpe("import", "vocab.txt", "-o", "x.json", cwd=tmp_path), "vocab.txt", "--format")
-    assert_clean_error(run_bpe("import", "ours.json", "-o", "x.json", cwd=tmp_path), "ours.json", "already a bpe-core tokenizer")
+    assert_clean_error(
+        run_bpe("import", "ours.json", "-o", "x.json", cwd=tmp_path), "ours.json", "already a bpe-core tokenizer"
+    )
     assert_clean_error(run_bpe("export", "-t", "ours.json", "-o", "vocab.out", cwd=tmp_path), "vocab.out", "--format")
     assert snapshot(tmp_path) == before
 
@@ -283,9 +372,10 @@ def test_inspect_takes_the_tokenizer_as_t_or_positionally_but_once(text_tokenize
     assert_clean_error(run_bpe("inspect", text_tokenizer, "-t", text_tokenizer, cwd=tmp_path), "once")
 
 
-def test_docs_cli_table_lists_every_command() -> None:
-    parser = build_parser()
+def test_docs_cli_table_lists_every_command_and_every_command_runs_something() -> None:
+    parser = build_parser("bpe-core test")
     commands = next(action for action in parser._actions if action.dest == "command").choices
+    assert set(COMMANDS) == set(commands)
     table = (PROJECT_ROOT / "docs" / "cli.md").read_text(encoding="utf-8").split("\n## ")[0]
     documented = set(re.findall(r"^\| `bpe ([a-z]+)", table, re.M))
     assert documented == set(commands), f"missing from docs/cli.md: {set(commands) - documented}"
@@ -295,15 +385,26 @@ def test_docs_cli_table_lists_every_command() -> None:
 # 6. first-hour details
 
 
-def test_encode_to_a_file_prints_the_one_line_summary_shards_print(text_tokenizer: Path, workdir: Path, tmp_path: Path) -> None:
-    to_file = run_bpe("encode", "-t", text_tokenizer, workdir / "docs.txt", workdir / "unseen.txt", "-o", "ids.txt", cwd=tmp_path)
+def test_encode_to_a_file_prints_the_one_line_summary_shards_print(
+    text_tokenizer: Path, workdir: Path, tmp_path: Path
+) -> None:
+    to_file = run_bpe(
+        "encode", "-t", text_tokenizer, workdir / "docs.txt", workdir / "unseen.txt", "-o", "ids.txt", cwd=tmp_path
+    )
     assert_ok(to_file)
     tokens = sum(len(line.split()) for line in (tmp_path / "ids.txt").read_text(encoding="utf-8").splitlines())
     assert to_file.stderr == f"2 documents, {tokens:,} tokens -> ids.txt\n"
-    to_shards = run_bpe("encode", "-t", text_tokenizer, workdir / "docs.txt", workdir / "unseen.txt", "-o", "shards/", cwd=tmp_path)
+    to_shards = run_bpe(
+        "encode", "-t", text_tokenizer, workdir / "docs.txt", workdir / "unseen.txt", "-o", "shards/", cwd=tmp_path
+    )
     assert_ok(to_shards)
-    assert to_shards.stderr == f"2 documents, {tokens:,} tokens in 2 shards -> {os.path.join('shards/', 'index.json')}\n"
-    assert run_bpe("encode", "-t", text_tokenizer, workdir / "docs.txt", "-o", "quiet.txt", "-q", cwd=tmp_path).stderr == ""
+    assert (
+        to_shards.stderr == f"2 documents, {tokens:,} tokens in 2 shards -> {os.path.join('shards/', 'index.json')}\n"
+    )
+    assert (
+        run_bpe("encode", "-t", text_tokenizer, workdir / "docs.txt", "-o", "quiet.txt", "-q", cwd=tmp_path).stderr
+        == ""
+    )
 
 
 def run_in_terminal(*args: object, cwd: Path) -> str:
@@ -317,7 +418,9 @@ def run_in_terminal(*args: object, cwd: Path) -> str:
     import termios
 
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-    process = subprocess.Popen(command, cwd=cwd, env=bpe_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=terminal)
+    process = subprocess.Popen(
+        command, cwd=cwd, env=bpe_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=terminal
+    )
     os.close(terminal)
     shown = b""
     while True:
@@ -335,7 +438,9 @@ def run_in_terminal(*args: object, cwd: Path) -> str:
 
 def test_progress_of_one_large_document_counts_bytes_of_input(dna_tokenizer: Path, tmp_path: Path) -> None:
     """A genome is one document: a bar in documents showed `0doc` until the end."""
-    shown = run_in_terminal("encode", "-t", dna_tokenizer, ECOLI_PATH, LAMBDA_PATH, "-o", "ids.txt", "--workers", "1", cwd=tmp_path)
+    shown = run_in_terminal(
+        "encode", "-t", dna_tokenizer, ECOLI_PATH, LAMBDA_PATH, "-o", "ids.txt", "--workers", "1", cwd=tmp_path
+    )
     states = [state for state in re.split(r"[\r\n]", shown) if state.startswith("encoding:")]
     assert states and not any("doc/s" in state or "0doc" in state for state in states), states
     total = ECOLI_PATH.stat().st_size + LAMBDA_PATH.stat().st_size
@@ -390,7 +495,9 @@ def test_inspect_on_unseen_text_reports_bytes_per_token(text_tokenizer: Path, wo
     assert f"compression:   {size / tokens:.2f} base symbols (bytes) per token\n" in shown
 
 
-def test_inspect_on_unseen_songs_reports_tokens_per_beat_and_the_encoding_report(midi_tokenizer: Path, tmp_path: Path) -> None:
+def test_inspect_on_unseen_songs_reports_tokens_per_beat_and_the_encoding_report(
+    midi_tokenizer: Path, tmp_path: Path
+) -> None:
     songs = pop909_paths()[300:305]
     shown = assert_ok(run_bpe("inspect", midi_tokenizer, "--top", "1", "--on", *songs, cwd=tmp_path))
     tokens = sum(len(assert_ok(run_bpe("encode", "-t", midi_tokenizer, song, cwd=tmp_path)).split()) for song in songs)
@@ -415,11 +522,24 @@ def test_train_with_a_new_vocab_size_names_the_output_after_the_real_size(workdi
     assert bpe_core.load(tmp_path / "text-gpt2-300.json").vocab_size == 300
     assert not (tmp_path / "text-gpt2-32k.json").exists() and "-> text-gpt2-300.json" in result.stderr
     # an explicit output wins
-    assert_ok(run_bpe("train", "gpt2-style.yaml", workdir / "docs.txt", "--set", "trainer.vocab_size=300", "-o", "mine.json", cwd=tmp_path))
+    assert_ok(
+        run_bpe(
+            "train",
+            "gpt2-style.yaml",
+            workdir / "docs.txt",
+            "--set",
+            "trainer.vocab_size=300",
+            "-o",
+            "mine.json",
+            cwd=tmp_path,
+        )
+    )
     assert (tmp_path / "mine.json").is_file()
 
 
-def test_outputs_get_the_usual_permissions(midi_tokenizer: Path, text_tokenizer: Path, workdir: Path, tmp_path: Path) -> None:
+def test_outputs_get_the_usual_permissions(
+    midi_tokenizer: Path, text_tokenizer: Path, workdir: Path, tmp_path: Path
+) -> None:
     """Files we write are 0666 less the umask, like any other program's (the MIDI writer left 0600)."""
     song = pop909_paths()[5]
     previous = os.umask(0o022)

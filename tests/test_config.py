@@ -44,7 +44,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def jsonl_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The documentation slice as JSON Lines, one paragraph per record (field "text")."""
     path = tmp_path_factory.mktemp("config-jsonl") / "docs.jsonl"
-    path.write_text("".join(json.dumps({"text": paragraph}) + "\n" for paragraph in paragraphs(training_text())), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"text": paragraph}) + "\n" for paragraph in paragraphs(training_text())), encoding="utf-8"
+    )
     return path
 
 
@@ -88,7 +90,9 @@ def test_shipped_config_loads_with_the_values_its_yaml_states(name: str) -> None
     assert config.trainer.tie_break == raw["trainer"]["tie_break"]
     assert config.trainer.max_token_length == raw["trainer"].get("max_token_length")
     assert config.trainer.pad_to_multiple_of == raw["trainer"].get("pad_to_multiple_of")
-    assert config.special_tokens == SpecialTokensConfig(tuple(raw["special_tokens"]["tokens"]), raw["special_tokens"]["position"])
+    assert config.special_tokens == SpecialTokensConfig(
+        tuple(raw["special_tokens"]["tokens"]), raw["special_tokens"]["position"]
+    )
     assert config.output == raw["output"]
 
 
@@ -124,7 +128,9 @@ def test_a_config_with_every_key_trains_and_is_recorded_in_the_tokenizer(corpus:
     path = tmp_path / "every-key.json"
     tokenizer.save(path)
     for recorded in (tokenizer.config, bpe_core.load(path).config):
-        assert dataclasses.replace(load_config(recorded), origin="x") == dataclasses.replace(load_config(config), origin="x")
+        assert dataclasses.replace(load_config(recorded), origin="x") == dataclasses.replace(
+            load_config(config), origin="x"
+        )
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -179,7 +185,10 @@ def test_no_input_at_all_is_an_error_naming_input_paths() -> None:
 def test_jsonl_reader_trains_on_the_configured_field_of_each_record(tmp_path: Path) -> None:
     documents = paragraphs(training_text())[:300]
     path = tmp_path / "records.jsonl"
-    path.write_text("".join(json.dumps({"body": text, "id": index}) + "\n" for index, text in enumerate(documents)), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"body": text, "id": index}) + "\n" for index, text in enumerate(documents)),
+        encoding="utf-8",
+    )
     tokenizer = train(gpt2_config(input={"reader": "jsonl", "field": "body", "paths": [str(path)]}))
     chunks = [chunk for text in documents for chunk in regex.findall(GPT2_PATTERN, text)]
     assert tokenizer.provenance["chunks"] == len(chunks)
@@ -236,8 +245,12 @@ def test_without_max_token_length_long_tokens_are_learned(corpus: Path) -> None:
     assert max(len(tokenizer.token_symbols(token)) for token in merged_ids(tokenizer)) > 5
 
 
-@pytest.mark.parametrize(("rule", "first_merge"), [("smallest", (ord("a"), ord("b"))), ("largest", (ord("y"), ord("z")))])
-def test_tie_break_decides_between_pairs_of_equal_count(tmp_path: Path, rule: str, first_merge: tuple[int, int]) -> None:
+@pytest.mark.parametrize(
+    ("rule", "first_merge"), [("smallest", (ord("a"), ord("b"))), ("largest", (ord("y"), ord("z")))]
+)
+def test_tie_break_decides_between_pairs_of_equal_count(
+    tmp_path: Path, rule: str, first_merge: tuple[int, int]
+) -> None:
     path = tmp_path / "ties.txt"
     path.write_text("ab yz cd ab yz cd\n", encoding="utf-8")  # three pairs, each seen twice
     config = gpt2_config(pretokenizer={"name": "whitespace"}, trainer={"vocab_size": 257, "tie_break": rule})
@@ -341,7 +354,11 @@ def test_normalizer_with_an_unknown_option_is_an_error(corpus: Path) -> None:
 
 
 def sampled(jsonl_corpus: Path, **sample: object) -> bpe_core.Tokenizer:
-    return train(gpt2_config(input={"reader": "jsonl", "paths": [str(jsonl_corpus)], "sample": sample}, trainer={"vocab_size": 500}))
+    return train(
+        gpt2_config(
+            input={"reader": "jsonl", "paths": [str(jsonl_corpus)], "sample": sample}, trainer={"vocab_size": 500}
+        )
+    )
 
 
 def jsonl_bytes(path: Path) -> int:
@@ -424,7 +441,9 @@ def test_bad_sample_settings_are_errors_naming_the_key(sample: dict, key: str) -
 
 
 def test_pad_to_multiple_of_rounds_the_vocabulary_up_with_reserved_ids(corpus: Path) -> None:
-    tokenizer = train(gpt2_config(trainer={"vocab_size": 400, "pad_to_multiple_of": 64}, special_tokens={"tokens": [EOT]}), [corpus])
+    tokenizer = train(
+        gpt2_config(trainer={"vocab_size": 400, "pad_to_multiple_of": 64}, special_tokens={"tokens": [EOT]}), [corpus]
+    )
     assert tokenizer.vocab_size == 448
     assert tokenizer.special_ids[EOT] == 399  # specials come before the padding
     reserved = range(400, 448)
@@ -455,14 +474,18 @@ def test_pad_to_multiple_of_survives_save_and_load(corpus: Path, tmp_path: Path)
 
 @pytest.mark.parametrize("value", [0, "64", 1.5])
 def test_pad_to_multiple_of_must_be_a_positive_integer(value: object) -> None:
-    assert "trainer.pad_to_multiple_of" in config_error(gpt2_config(trainer={"vocab_size": 300, "pad_to_multiple_of": value}))
+    assert "trainer.pad_to_multiple_of" in config_error(
+        gpt2_config(trainer={"vocab_size": 300, "pad_to_multiple_of": value})
+    )
 
 
 # ---------------------------------------------------------------- overrides
 
 
 def test_overrides_set_dotted_keys_of_a_yaml_config() -> None:
-    config = load_config(CONFIGS_DIR / "gpt2-style.yaml", {"trainer.vocab_size": 1234, "special_tokens.position": "start"})
+    config = load_config(
+        CONFIGS_DIR / "gpt2-style.yaml", {"trainer.vocab_size": 1234, "special_tokens.position": "start"}
+    )
     assert config.trainer.vocab_size == 1234
     assert config.special_tokens.position == "start"
     assert config.special_tokens.tokens == (EOT,)  # untouched neighbours stay
@@ -484,7 +507,9 @@ def test_overrides_leave_the_given_dict_unchanged() -> None:
 
 def test_an_override_changes_only_the_key_it_names_where_a_dict_config_gives_one_mapping_twice() -> None:
     sizes = {"vocab_size": 400}
-    config = load_config({"pretokenizer": {"name": "gpt2", "sizes": sizes}, "trainer": sizes}, {"trainer.vocab_size": 300})
+    config = load_config(
+        {"pretokenizer": {"name": "gpt2", "sizes": sizes}, "trainer": sizes}, {"trainer.vocab_size": 300}
+    )
     assert config.trainer.vocab_size == 300
     assert config.pretokenizer.options["sizes"] == {"vocab_size": 400}
 
@@ -524,7 +549,9 @@ def test_override_below_a_scalar_is_an_error_naming_it() -> None:
     ],
 )
 def test_config_objects_are_frozen(path: tuple[str, ...], attribute: str) -> None:
-    config = load_config(gpt2_config(input={"paths": ["a.txt"], "sample": {"fraction": 0.5}}, special_tokens={"tokens": [EOT]}))
+    config = load_config(
+        gpt2_config(input={"paths": ["a.txt"], "sample": {"fraction": 0.5}}, special_tokens={"tokens": [EOT]})
+    )
     target = config
     for step in path:
         target = getattr(target, step)
@@ -559,7 +586,10 @@ def test_errors_in_a_yaml_file_name_the_file_and_the_key(tmp_path: Path) -> None
 
 def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "broken.yaml"
-    path.write_text("name: x\npretokenizer:\n  name: gpt2\ntrainer:\n  vocab_size: 300\n    tie_break: [smallest\n", encoding="utf-8")
+    path.write_text(
+        "name: x\npretokenizer:\n  name: gpt2\ntrainer:\n  vocab_size: 300\n    tie_break: [smallest\n",
+        encoding="utf-8",
+    )
     message = config_error(path)
     assert str(path) in message and "line 6" in message
 

@@ -59,7 +59,9 @@ MALFORMED = sorted(require(MALFORMED_DIR).glob("*.fastq"))
 # helpers
 
 
-def nucleotide_config(reader: str = "fasta", vocab_size: int = 300, special: list[str] | None = None, **options: Any) -> dict[str, Any]:
+def nucleotide_config(
+    reader: str = "fasta", vocab_size: int = 300, special: list[str] | None = None, **options: Any
+) -> dict[str, Any]:
     return {
         "name": "dna-test",
         "input": {"reader": reader},
@@ -122,7 +124,9 @@ def chr17_tokenizer(**options: Any) -> bpe_core.Tokenizer:
 
 
 @cache
-def kmer_tokenizer(training_file: Path, k: int, stride: int, remainder: str, extra_merges: int = 20) -> bpe_core.Tokenizer:
+def kmer_tokenizer(
+    training_file: Path, k: int, stride: int, remainder: str, extra_merges: int = 20
+) -> bpe_core.Tokenizer:
     options = {"k": k, "stride": stride, "remainder": remainder}
     return train(kmer_config(kmer_alphabet_size(**options) + extra_merges, **options), [training_file])
 
@@ -233,7 +237,10 @@ def test_globs_and_directories_find_the_sequence_files(tmp_path: Path) -> None:
     assert [record.id for record in read_records("fastq", [directory])] == [read[0] for read in fastq_reads()]
 
     tokenizer = train(nucleotide_config(vocab_size=40), [directory])
-    assert sorted(Path(source["path"]).name for source in tokenizer.provenance["inputs"]) == ["lambda.fa.gz", "small.fasta"]
+    assert sorted(Path(source["path"]).name for source in tokenizer.provenance["inputs"]) == [
+        "lambda.fa.gz",
+        "small.fasta",
+    ]
 
 
 @pytest.mark.parametrize("path", FASTA_PATHS, ids=lambda path: path.name)
@@ -254,7 +261,9 @@ def test_reads_keep_their_file_and_id_and_training_names_its_inputs() -> None:
 @pytest.mark.parametrize("letter", ["X", "U", "-", "*", "x"])
 def test_a_letter_outside_the_policy_names_file_record_and_position(tmp_path: Path, letter: str) -> None:
     genome = single_sequence(LAMBDA_PATH)
-    path = write_fasta(tmp_path / "bad.fa", [("fine", genome[:300]), ("broken", genome[300:357] + letter + genome[357:500])])
+    path = write_fasta(
+        tmp_path / "bad.fa", [("fine", genome[:300]), ("broken", genome[300:357] + letter + genome[357:500])]
+    )
     with pytest.raises(BpeError) as caught:
         train(nucleotide_config(vocab_size=40), [path])
     message = str(caught.value)
@@ -269,7 +278,9 @@ def test_a_letter_outside_the_policy_names_file_record_and_position(tmp_path: Pa
 
 def test_an_iupac_letter_with_iupac_error_is_an_error(tmp_path: Path) -> None:
     genome = single_sequence(LAMBDA_PATH)
-    path = write_fasta(tmp_path / "ambiguous.fa", [("clean", genome[:200]), ("ambiguous", genome[:99] + "R" + genome[99:200])])
+    path = write_fasta(
+        tmp_path / "ambiguous.fa", [("clean", genome[:200]), ("ambiguous", genome[:99] + "R" + genome[99:200])]
+    )
     with pytest.raises(BpeError) as caught:
         train(nucleotide_config(vocab_size=40, iupac="error"), [path])
     message = str(caught.value)
@@ -423,11 +434,15 @@ def test_random_sequences_round_trip_under_every_policy(sequence: str) -> None:
 
 
 @pytest.mark.both_modes
-def test_whole_genome_merges_equal_the_engine_on_the_symbol_list(genome: tuple[str, Path], genome_tokenizer: bpe_core.Tokenizer) -> None:
+def test_whole_genome_merges_equal_the_engine_on_the_symbol_list(
+    genome: tuple[str, Path], genome_tokenizer: bpe_core.Tokenizer
+) -> None:
     sequence, _ = genome
     num_merges = 4096 - len(BERT_SPECIALS) - len(NUCLEOTIDE_ALPHABET)
     assert len(genome_tokenizer.merges) == num_merges
-    trainer = engine.train(4, [[BASES.index(letter) for letter in sequence]], [1], num_merges, min_frequency=2, tie_break=0)
+    trainer = engine.train(
+        4, [[BASES.index(letter) for letter in sequence]], [1], num_merges, min_frequency=2, tie_break=0
+    )
     texts = list(BASES)
     expected = []
     for left, right in trainer.merges:
@@ -439,7 +454,9 @@ def test_whole_genome_merges_equal_the_engine_on_the_symbol_list(genome: tuple[s
     assert genome_tokenizer.provenance["unique_chunks"] == 1
 
 
-def test_whole_genome_encodes_to_the_training_token_count_and_decodes(genome: tuple[str, Path], genome_tokenizer: bpe_core.Tokenizer) -> None:
+def test_whole_genome_encodes_to_the_training_token_count_and_decodes(
+    genome: tuple[str, Path], genome_tokenizer: bpe_core.Tokenizer
+) -> None:
     sequence, path = genome
     (record,) = read_records("fasta", [path])
     ids = genome_tokenizer.encode(record)
@@ -456,10 +473,17 @@ def test_merges_equal_hugging_face_bpe_trainer_on_one_line(path: Path, vocab_siz
     assert set(sequence) <= set(BASES)
     peer = Tokenizer(models.BPE())
     peer_trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, initial_alphabet=list(BASES), special_tokens=BERT_SPECIALS, min_frequency=2, show_progress=False
+        vocab_size=vocab_size,
+        initial_alphabet=list(BASES),
+        special_tokens=BERT_SPECIALS,
+        min_frequency=2,
+        show_progress=False,
     )
     peer.train_from_iterator([sequence], peer_trainer)
-    peer_merges = [tuple(merge.split(" ")) if isinstance(merge, str) else tuple(merge) for merge in json.loads(peer.to_str())["model"]["merges"]]
+    peer_merges = [
+        tuple(merge.split(" ")) if isinstance(merge, str) else tuple(merge)
+        for merge in json.loads(peer.to_str())["model"]["merges"]
+    ]
     # our alphabet has 11 more symbols (N and the IUPAC letters), so 11 more ids for the same merges
     ours = train(DNABERT2_CONFIG, [path], {"trainer.vocab_size": vocab_size + 11, "trainer.tie_break": "hf"})
     assert merges_as_text(ours) == peer_merges
@@ -520,7 +544,9 @@ def test_vocab_size_equal_to_the_alphabet_gives_kmer_index_ids(k: int) -> None:
     tokenizer = train(kmer_config(kmer_alphabet_size(**options), **options), [LAMBDA_PATH])
     assert tokenizer.merges == []
     genome = single_sequence(LAMBDA_PATH)[:20_000]
-    assert tokenizer.encode(genome) == [kmer_index(genome[start : start + k]) for start in range(0, len(genome) - k + 1, k)]
+    assert tokenizer.encode(genome) == [
+        kmer_index(genome[start : start + k]) for start in range(0, len(genome) - k + 1, k)
+    ]
 
 
 @pytest.mark.parametrize("k,stride", [(3, 3), (5, 2), (4, 1)])
@@ -617,7 +643,11 @@ def assert_tiles(spans: list[tuple[int, int]], length: int) -> None:
 def test_nucleotide_offsets_point_at_each_token_on_chr17_and_reads(genome_tokenizer: bpe_core.Tokenizer) -> None:
     (chr17,) = read_records("fasta", [CHR17_PATH])
     read_id, read = reads_with_n(3)[0]
-    for tokenizer, keep in ((genome_tokenizer, False), (chr17_tokenizer(case="keep"), True), (reads_tokenizer(), False)):
+    for tokenizer, keep in (
+        (genome_tokenizer, False),
+        (chr17_tokenizer(case="keep"), True),
+        (reads_tokenizer(), False),
+    ):
         for document, sequence in ((chr17, chr17.sequence), (read, read)):
             ids, spans = tokenizer.encode_with_offsets(document)
             assert ids == tokenizer.encode(document)
@@ -667,15 +697,19 @@ def exported(genome_tokenizer: bpe_core.Tokenizer, tmp_path_factory: pytest.Temp
     return path
 
 
-def test_to_hf_gives_our_ids_on_chr17_with_lower_case_and_on_reads_with_n(genome_tokenizer: bpe_core.Tokenizer, exported: Path) -> None:
+def test_to_hf_gives_our_ids_on_chr17_with_lower_case_and_on_reads_with_n(
+    genome_tokenizer: bpe_core.Tokenizer, exported: Path
+) -> None:
     from tokenizers import Tokenizer
     from transformers import PreTrainedTokenizerFast
 
     peer = Tokenizer.from_file(str(exported))
     fast = PreTrainedTokenizerFast(tokenizer_file=str(exported))
-    (_, chr17), = fasta_records(CHR17_PATH)
+    ((_, chr17),) = fasta_records(CHR17_PATH)
     ours = genome_tokenizer.encode(chr17)
-    assert peer.encode(chr17, add_special_tokens=False).ids == ours  # the template's [CLS]/[SEP]: tests/test_hf_export.py
+    assert (
+        peer.encode(chr17, add_special_tokens=False).ids == ours
+    )  # the template's [CLS]/[SEP]: tests/test_hf_export.py
     assert fast(chr17, add_special_tokens=False)["input_ids"] == ours
     reads = [read for _, read in fastq_reads()]
     ours_reads = [genome_tokenizer.encode(read) for read in reads]
@@ -683,7 +717,9 @@ def test_to_hf_gives_our_ids_on_chr17_with_lower_case_and_on_reads_with_n(genome
     assert fast(reads[:2000], add_special_tokens=False)["input_ids"] == ours_reads[:2000]
 
 
-def test_to_hf_keeps_special_tokens_at_ids_0_to_4_and_bases_at_5_to_8(genome_tokenizer: bpe_core.Tokenizer, exported: Path) -> None:
+def test_to_hf_keeps_special_tokens_at_ids_0_to_4_and_bases_at_5_to_8(
+    genome_tokenizer: bpe_core.Tokenizer, exported: Path
+) -> None:
     from tokenizers import Tokenizer
     from transformers import PreTrainedTokenizerFast
 
@@ -701,7 +737,7 @@ def test_to_hf_decodes_our_ids_back_to_the_sequence(genome_tokenizer: bpe_core.T
     from tokenizers import Tokenizer
 
     peer = Tokenizer.from_file(str(exported))
-    (_, chr17), = fasta_records(CHR17_PATH)
+    ((_, chr17),) = fasta_records(CHR17_PATH)
     assert peer.decode(genome_tokenizer.encode(chr17)) == chr17.upper()
     # every regular token keeps its id and text
     vocab = peer.get_vocab()
@@ -718,7 +754,9 @@ def test_to_hf_decodes_our_ids_back_to_the_sequence(genome_tokenizer: bpe_core.T
 def test_cli_trains_inspects_and_encodes_a_dnabert2_style_tokenizer(genome: tuple[str, Path], tmp_path: Path) -> None:
     genome_sequence, genome_path = genome  # the whole E. coli genome (compiled) or a prefix (pure)
     output = tmp_path / "x.json"
-    assert_ok(run_bpe("train", DNABERT2_CONFIG, genome_path, "-o", output, "--set", "trainer.vocab_size=1024", cwd=tmp_path))
+    assert_ok(
+        run_bpe("train", DNABERT2_CONFIG, genome_path, "-o", output, "--set", "trainer.vocab_size=1024", cwd=tmp_path)
+    )
     tokenizer = bpe_core.load(output)
     assert tokenizer.vocab_size == 1024
     assert len(tokenizer.merges) == 1024 - len(BERT_SPECIALS) - len(NUCLEOTIDE_ALPHABET)
@@ -728,7 +766,11 @@ def test_cli_trains_inspects_and_encodes_a_dnabert2_style_tokenizer(genome: tupl
     per_token = len(genome_sequence) / tokenizer.provenance["tokens"]
     assert re.search(rf"\b{per_token:.2f} base symbols \(nucleotides\) per token", report), report
     longest = max(len(tokenizer.token_symbols(token)) for token in tokenizer.merged_ids())
-    longest_texts = {tokenizer.token_text(token) for token in tokenizer.merged_ids() if len(tokenizer.token_symbols(token)) == longest}
+    longest_texts = {
+        tokenizer.token_text(token)
+        for token in tokenizer.merged_ids()
+        if len(tokenizer.token_symbols(token)) == longest
+    }
     section = report[report.index("longest") :]
     assert any(text in section.split("\n", 2)[1] for text in longest_texts), report
 

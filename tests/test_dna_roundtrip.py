@@ -80,7 +80,9 @@ def named_ids_file(dna_tokenizer: tuple[bpe_core.Tokenizer, Path], workdir: Path
     return ids
 
 
-def test_encode_names_writes_each_record_id_a_tab_and_its_ids(dna_tokenizer: tuple[bpe_core.Tokenizer, Path], named_ids_file: Path) -> None:
+def test_encode_names_writes_each_record_id_a_tab_and_its_ids(
+    dna_tokenizer: tuple[bpe_core.Tokenizer, Path], named_ids_file: Path
+) -> None:
     tokenizer, _ = dna_tokenizer
     records = [*fasta_records(TANDEM_PATH), *fasta_records(CHR17_PATH)]
     assert len(records) == 5
@@ -93,7 +95,9 @@ def test_named_ids_decode_to_one_fasta_record_per_document_that_encodes_back_to_
     _, path = dna_tokenizer
     ids = named_ids_file
     assert_ok(run_bpe("decode", "-t", path, ids, "-o", "back.fa", cwd=workdir))
-    expected = [(name, sequence.upper()) for name, sequence in [*fasta_records(TANDEM_PATH), *fasta_records(CHR17_PATH)]]
+    expected = [
+        (name, sequence.upper()) for name, sequence in [*fasta_records(TANDEM_PATH), *fasta_records(CHR17_PATH)]
+    ]
     assert read_fasta_file(workdir / "back.fa") == expected
     lines = (workdir / "back.fa").read_text("ascii").splitlines()
     assert max(len(line) for line in lines if not line.startswith(">")) == 60
@@ -131,15 +135,36 @@ def test_decode_to_a_name_that_is_not_fasta_writes_bare_sequences_one_per_line(
 
 @pytest.mark.parametrize("eos", [None, "[SEP]"], ids=["no-eos-whole-tandem", "eos-sep-small"])
 def test_shard_index_names_each_record_and_the_directory_decodes_to_fasta_that_encodes_to_the_same_shards(
-    dna_tokenizer: tuple[bpe_core.Tokenizer, Path], small_fasta: tuple[Path, list[tuple[str, str]]], workdir: Path, eos: str | None
+    dna_tokenizer: tuple[bpe_core.Tokenizer, Path],
+    small_fasta: tuple[Path, list[tuple[str, str]]],
+    workdir: Path,
+    eos: str | None,
 ) -> None:
     tokenizer, path = dna_tokenizer
     tag = eos is not None
     extra = ["--eos", eos] if eos else []
     # without --eos only the index can cut the records apart: the whole tandem file then
-    inputs = [(TANDEM_PATH, list(fasta_records(TANDEM_PATH))), (CHR17_PATH, list(fasta_records(CHR17_PATH)))] if eos is None else [small_fasta]
+    inputs = (
+        [(TANDEM_PATH, list(fasta_records(TANDEM_PATH))), (CHR17_PATH, list(fasta_records(CHR17_PATH)))]
+        if eos is None
+        else [small_fasta]
+    )
     first = workdir / f"shards-{tag}"
-    assert_ok(run_bpe("encode", "-t", path, *(file for file, _ in inputs), "--format", "bin", "-o", f"{first}/", *extra, "-q", cwd=workdir))
+    assert_ok(
+        run_bpe(
+            "encode",
+            "-t",
+            path,
+            *(file for file, _ in inputs),
+            "--format",
+            "bin",
+            "-o",
+            f"{first}/",
+            *extra,
+            "-q",
+            cwd=workdir,
+        )
+    )
     index = json.loads((first / "index.json").read_text())
     end = [tokenizer.special_ids[eos]] if eos else []
     assert len(index["shards"]) == len(inputs)
@@ -156,7 +181,9 @@ def test_shard_index_names_each_record_and_the_directory_decodes_to_fasta_that_e
     second = workdir / f"shards-again-{tag}"
     assert_ok(run_bpe("encode", "-t", path, back, "--format", "bin", "-o", f"{second}/", *extra, "-q", cwd=workdir))
     (shard,) = json.loads((second / "index.json").read_text())["shards"]
-    assert (second / shard["shard"]).read_bytes() == b"".join((first / entry["shard"]).read_bytes() for entry in index["shards"])
+    assert (second / shard["shard"]).read_bytes() == b"".join(
+        (first / entry["shard"]).read_bytes() for entry in index["shards"]
+    )
     assert shard["names"] == [name for name, _ in expected]
 
 
@@ -191,21 +218,31 @@ def test_names_need_records_and_a_text_format(dna_tokenizer: tuple[bpe_core.Toke
     assert not (workdir / "x.bin").exists()
     text = workdir / "text-tok.json"
     (workdir / "words.txt").write_text("some words and some more words\n")
-    bpe_core.train({"pretokenizer": {"name": "gpt2"}, "trainer": {"vocab_size": 260}}, [str(workdir / "words.txt")], progress=False).save(text)
+    bpe_core.train(
+        {"pretokenizer": {"name": "gpt2"}, "trainer": {"vocab_size": 260}}, [str(workdir / "words.txt")], progress=False
+    ).save(text)
     result = run_bpe("encode", "-t", text, "words.txt", "--names", "-o", "words.ids", cwd=workdir)
     assert_clean_error(result, "--names", "document 1 has no name", "FASTA/FASTQ")
     assert not (workdir / "words.ids").exists()
 
 
-def test_decoding_a_bad_id_to_fasta_names_the_line_and_writes_nothing(dna_tokenizer: tuple[bpe_core.Tokenizer, Path], tmp_path: Path) -> None:
+def test_decoding_a_bad_id_to_fasta_names_the_line_and_writes_nothing(
+    dna_tokenizer: tuple[bpe_core.Tokenizer, Path], tmp_path: Path
+) -> None:
     tokenizer, path = dna_tokenizer
     (tmp_path / "ids.txt").write_text(f"first\t5 6 7\nsecond\t5 {tokenizer.vocab_size + 3}\n")
     before = snapshot(tmp_path)
-    assert_clean_error(run_bpe("decode", "-t", path, "ids.txt", "-o", "out.fa", cwd=tmp_path), "ids.txt, line 2", "not in this tokenizer")
+    assert_clean_error(
+        run_bpe("decode", "-t", path, "ids.txt", "-o", "out.fa", cwd=tmp_path),
+        "ids.txt, line 2",
+        "not in this tokenizer",
+    )
     assert snapshot(tmp_path) == before
 
 
-def test_shards_of_another_vocabulary_are_refused(dna_tokenizer: tuple[bpe_core.Tokenizer, Path], tmp_path: Path) -> None:
+def test_shards_of_another_vocabulary_are_refused(
+    dna_tokenizer: tuple[bpe_core.Tokenizer, Path], tmp_path: Path
+) -> None:
     _, path = dna_tokenizer
     other = bpe_core.train(DNABERT2_CONFIG, [str(LAMBDA_PATH)], {"trainer.vocab_size": 300}, progress=False)
     other.save(tmp_path / "other.json")
@@ -215,7 +252,9 @@ def test_shards_of_another_vocabulary_are_refused(dna_tokenizer: tuple[bpe_core.
     assert snapshot(tmp_path) == before
 
 
-record_names = st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126, blacklist_characters=">"), min_size=1, max_size=12)
+record_names = st.text(
+    alphabet=st.characters(min_codepoint=33, max_codepoint=126, blacklist_characters=">"), min_size=1, max_size=12
+)
 sequences = st.text(alphabet="ACGTNacgtnRY", max_size=300)
 
 
@@ -228,11 +267,16 @@ def test_any_named_records_survive_shards_and_the_fasta_writer(
     with tempfile.TemporaryDirectory(dir=tmp_path) as scratch:
         source = write_fasta(Path(scratch) / "in.fa", records)
         options = ShardOptions(eos_id=tokenizer.special_ids["[SEP]"] if eos else None)
-        encode_to_shards(tokenizer, [str(source)], f"{scratch}/shards", options, parse_runner({"workers": 1}, "test"), progress=False)
+        encode_to_shards(
+            tokenizer, [str(source)], f"{scratch}/shards", options, parse_runner({"workers": 1}, "test"), progress=False
+        )
         documents = list(read_shards(f"{scratch}/shards", tokenizer.vocab_size))
         assert [name for _, name, _ in documents] == [name for name, _ in records]
         specials = set(tokenizer.special_ids.values())
-        decoded = [(str(name), tokenizer.decode([token for token in ids if token not in specials])) for _, name, ids in documents]
+        decoded = [
+            (str(name), tokenizer.decode([token for token in ids if token not in specials]))
+            for _, name, ids in documents
+        ]
         assert decoded == [(name, sequence.upper()) for name, sequence in records]
         tokenizer.decoder.write_records(decoded, f"{scratch}/back.fa.gz")  # type: ignore[attr-defined]
         assert read_fasta_file(Path(scratch) / "back.fa.gz") == decoded

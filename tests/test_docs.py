@@ -24,8 +24,8 @@ from helpers.paths import CONFIGS_DIR, DATA_DIR, PROJECT_ROOT
 import bpe_core
 from bpe_core.config import RUNNER_KINDS, SECTIONS, SPECIAL_POSITIONS
 from bpe_core.engine import TIE_RULES
-from bpe_core.tokenizer import TextStream
 from bpe_core.plugins import registry
+from bpe_core.tokenizer import TextStream
 
 API_DOC = PROJECT_ROOT / "docs" / "api.md"
 FENCE = re.compile(r"^```.*$", re.MULTILINE)
@@ -68,7 +68,9 @@ def test_api_examples_run_on_the_installed_package_and_print_what_the_page_shows
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     result = runner.run(test, out=report.append)
     assert result.failed == 0, "".join(report)
-    assert Path(bpe_core.__file__).resolve().parent != PROJECT_ROOT / "bpe_core", "the doctests must run the installed package"
+    assert Path(bpe_core.__file__).resolve().parent != PROJECT_ROOT / "bpe_core", (
+        "the doctests must run the installed package"
+    )
 
 
 def test_api_examples_hide_nothing() -> None:
@@ -81,7 +83,9 @@ def test_api_examples_hide_nothing() -> None:
 @pytest.mark.parametrize("name", bpe_core.__all__)
 def test_every_exported_name_has_an_entry_with_an_example(name: str) -> None:
     qualified = f"bpe_core.{name}"
-    assert any(re.search(rf"`{re.escape(qualified)}\b", heading) for heading in headings()), f"no heading for {qualified}"
+    assert any(re.search(rf"`{re.escape(qualified)}\b", heading) for heading in headings()), (
+        f"no heading for {qualified}"
+    )
     assert re.search(rf"{re.escape(qualified)}\b", example_sources()), f"no example uses {qualified}"
 
 
@@ -90,7 +94,9 @@ def test_every_exported_name_has_an_entry_with_an_example(name: str) -> None:
 )
 def test_every_public_method_and_property_has_an_entry_with_an_example(owner: str, member: str) -> None:
     qualified = f"{owner}.{member}"
-    assert any(re.search(rf"`{re.escape(qualified)}\b", heading) for heading in headings()), f"no heading for {qualified}"
+    assert any(re.search(rf"`{re.escape(qualified)}\b", heading) for heading in headings()), (
+        f"no heading for {qualified}"
+    )
     assert re.search(rf"\.{re.escape(member)}\b", example_sources()), f"no example uses .{member}"
 
 
@@ -132,7 +138,9 @@ def test_config_md_lists_every_option_of_each_builtin_component(kind: str, name:
     assert not missing, f"docs/config.md does not list the {kind} {name!r} options {missing}"
 
 
-@pytest.mark.parametrize("key", [f"{section}.{key}" if section else key for section, keys in SECTIONS.items() for key in keys])
+@pytest.mark.parametrize(
+    "key", [f"{section}.{key}" if section else key for section, keys in SECTIONS.items() for key in keys]
+)
 def test_config_md_lists_every_key(key: str) -> None:
     """A key, or for a section (input, trainer, ...) its keys, each has a row in the Keys table."""
     assert any(row[0] == f"`{key}`" or row[0].startswith(f"`{key}.") for row in config_rows()), f"no row for {key}"

@@ -32,9 +32,7 @@ def train_both(alphabet_size, chunks, weights, num_merges, min_frequency=1, max_
         max_token_length=max_token_length,
         tie_break=TIE_RULES[tie_break],
     )
-    reference = train_reference(
-        alphabet_size, chunks, weights, num_merges, min_frequency, max_token_length, tie_break
-    )
+    reference = train_reference(alphabet_size, chunks, weights, num_merges, min_frequency, max_token_length, tie_break)
     return trainer, reference
 
 
@@ -154,10 +152,17 @@ def test_trainer_matches_reference_at_the_top_of_the_largest_alphabet(chunks, we
 
 
 @settings(max_examples=150)
-@given(corpus=corpora(), zero_weights=st.lists(st.booleans(), max_size=10), num_merges=st.integers(0, 30), tie_break=tie_rules)
+@given(
+    corpus=corpora(),
+    zero_weights=st.lists(st.booleans(), max_size=10),
+    num_merges=st.integers(0, 30),
+    tie_break=tie_rules,
+)
 def test_zero_weight_chunks_do_not_change_the_merges(corpus, zero_weights, num_merges, tie_break):
     alphabet_size, chunks, weights = corpus
-    weights = [0 if index < len(zero_weights) and zero_weights[index] else weight for index, weight in enumerate(weights)]
+    weights = [
+        0 if index < len(zero_weights) and zero_weights[index] else weight for index, weight in enumerate(weights)
+    ]
     trainer, reference = train_both(alphabet_size, chunks, weights, num_merges, tie_break=tie_break)
     assert trainer.merges == reference.merges
     assert trainer.merge_counts == reference.merge_counts

@@ -92,9 +92,15 @@ def valid(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     corpus.write_text(training_text()[:50_000], encoding="utf-8", newline="")
     songs = pop909_paths()[:3]
     tokenizers = {
-        "text": bpe_core.train(str(CONFIGS_DIR / "gpt2-style.yaml"), [str(corpus)], {"trainer.vocab_size": 300}, progress=False),
-        "dna": bpe_core.train(str(CONFIGS_DIR / "dnabert2-style.yaml"), [str(LAMBDA_PATH)], {"trainer.vocab_size": 280}, progress=False),
-        "midi": bpe_core.train(str(REMI_BPE_CONFIG), [str(path) for path in songs], {"trainer.vocab_size": 500}, progress=False),
+        "text": bpe_core.train(
+            str(CONFIGS_DIR / "gpt2-style.yaml"), [str(corpus)], {"trainer.vocab_size": 300}, progress=False
+        ),
+        "dna": bpe_core.train(
+            str(CONFIGS_DIR / "dnabert2-style.yaml"), [str(LAMBDA_PATH)], {"trainer.vocab_size": 280}, progress=False
+        ),
+        "midi": bpe_core.train(
+            str(REMI_BPE_CONFIG), [str(path) for path in songs], {"trainer.vocab_size": 500}, progress=False
+        ),
     }
     files = {}
     for name, tokenizer in tokenizers.items():
@@ -104,14 +110,16 @@ def valid(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         name: yaml.safe_load((CONFIGS_DIR / name).read_text(encoding="utf-8"))
         for name in ("gpt2-style.yaml", "dnabert2-style.yaml", "midi-remi-bpe.yaml")
     }
-    return Inputs({
-        "directory": directory,
-        "corpus": corpus,
-        "tokenizer_files": files,
-        "midi_tokenizer": directory / "midi.json",
-        "configs": configs,
-        "songs": [path.read_bytes() for path in songs],
-    })
+    return Inputs(
+        {
+            "directory": directory,
+            "corpus": corpus,
+            "tokenizer_files": files,
+            "midi_tokenizer": directory / "midi.json",
+            "configs": configs,
+            "songs": [path.read_bytes() for path in songs],
+        }
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,7 +256,9 @@ def _check_loaded(tokenizer: bpe_core.Tokenizer, kind: str) -> None:
 
 @FUZZ
 @given(data=st.data(), kind=st.sampled_from(["text", "dna", "midi"]))
-def test_a_mutated_tokenizer_file_loads_and_works_or_is_a_clean_error(valid: dict[str, Any], tmp_path: Path, data: st.DataObject, kind: str) -> None:
+def test_a_mutated_tokenizer_file_loads_and_works_or_is_a_clean_error(
+    valid: dict[str, Any], tmp_path: Path, data: st.DataObject, kind: str
+) -> None:
     tmp_path = fresh(tmp_path)
     mutation = data.draw(mutations(valid["tokenizer_files"][kind]))
     path = tmp_path / "tokenizer.json"
@@ -266,10 +276,14 @@ def test_a_mutated_tokenizer_file_loads_and_works_or_is_a_clean_error(valid: dic
 
 @CLI_EXAMPLES
 @given(data=st.data())
-def test_bpe_inspect_of_a_mutated_tokenizer_file_succeeds_or_is_one_error_line(valid: dict[str, Any], tmp_path: Path, data: st.DataObject) -> None:
+def test_bpe_inspect_of_a_mutated_tokenizer_file_succeeds_or_is_one_error_line(
+    valid: dict[str, Any], tmp_path: Path, data: st.DataObject
+) -> None:
     tmp_path = fresh(tmp_path)
     mutation = data.draw(mutations(valid["tokenizer_files"]["text"]))
-    (tmp_path / "tokenizer.json").write_text(_json_text(mutation.apply(valid["tokenizer_files"]["text"])), encoding="utf-8")
+    (tmp_path / "tokenizer.json").write_text(
+        _json_text(mutation.apply(valid["tokenizer_files"]["text"])), encoding="utf-8"
+    )
     result = run_bpe_bounded("inspect", "tokenizer.json", cwd=tmp_path, timeout=30, memory_mb=1024)
     if result.returncode != 0:
         assert_clean_error(result, "tokenizer.json")
@@ -281,7 +295,8 @@ def test_bpe_inspect_of_a_mutated_tokenizer_file_succeeds_or_is_one_error_line(v
 RAW_YAML = [
     "name: x\nlist: &r [1, *r]\n",
     "name: x\ntrainer: " + "[" * 20_000 + "]" * 20_000 + "\n",
-    "a: &a [1, 1, 1, 1, 1, 1, 1, 1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c]\n",
+    "a: &a [1, 1, 1, 1, 1, 1, 1, 1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, "
+    "*b]\nd: [*c, *c, *c]\n",
     "name: x\ntrainer: {vocab_size: 1e30}\n",
     "name: x\ntrainer: {vocab_size: .inf}\n",
     "!!python/object/apply:os.system ['true']\n",
@@ -323,7 +338,9 @@ def config_texts(draw: st.DrawFn, configs: dict[str, Any]) -> ConfigText:
 
 @FUZZ
 @given(data=st.data())
-def test_a_mutated_config_validates_or_is_a_clean_error(valid: dict[str, Any], tmp_path: Path, data: st.DataObject) -> None:
+def test_a_mutated_config_validates_or_is_a_clean_error(
+    valid: dict[str, Any], tmp_path: Path, data: st.DataObject
+) -> None:
     tmp_path = fresh(tmp_path)
     path = tmp_path / "config.yaml"
     path.write_bytes(data.draw(config_texts(valid["configs"])).text(valid["configs"]))
@@ -337,11 +354,15 @@ def test_a_mutated_config_validates_or_is_a_clean_error(valid: dict[str, Any], t
 
 @CLI_EXAMPLES
 @given(data=st.data())
-def test_bpe_train_with_a_mutated_config_trains_or_is_one_error_line(valid: dict[str, Any], tmp_path: Path, data: st.DataObject) -> None:
+def test_bpe_train_with_a_mutated_config_trains_or_is_one_error_line(
+    valid: dict[str, Any], tmp_path: Path, data: st.DataObject
+) -> None:
     tmp_path = fresh(tmp_path)
     (tmp_path / "config.yaml").write_bytes(data.draw(config_texts(valid["configs"])).text(valid["configs"]))
     shutil.copy(valid["corpus"], tmp_path / "corpus.txt")
-    result = run_bpe_bounded("train", "config.yaml", "corpus.txt", "-o", "out.json", "-q", cwd=tmp_path, timeout=30, memory_mb=1024)
+    result = run_bpe_bounded(
+        "train", "config.yaml", "corpus.txt", "-o", "out.json", "-q", cwd=tmp_path, timeout=30, memory_mb=1024
+    )
     if result.returncode == 0:
         tokenizer = bpe_core.load(str(tmp_path / "out.json"))
         assert tokenizer.vocab_size > 0
@@ -445,10 +466,23 @@ def test_a_mutated_midi_file_encodes_and_decodes_or_is_a_clean_error(
 
 @CLI_EXAMPLES
 @given(data=st.data())
-def test_bpe_encode_of_a_mutated_midi_file_succeeds_or_is_one_error_line(valid: dict[str, Any], tmp_path: Path, data: st.DataObject) -> None:
+def test_bpe_encode_of_a_mutated_midi_file_succeeds_or_is_one_error_line(
+    valid: dict[str, Any], tmp_path: Path, data: st.DataObject
+) -> None:
     tmp_path = fresh(tmp_path)
     (tmp_path / "song.mid").write_bytes(data.draw(midi_mutations(valid["songs"])).apply(valid["songs"]))
-    result = run_bpe_bounded("encode", "-t", valid["midi_tokenizer"], "song.mid", "-o", "song.ids", "-q", cwd=tmp_path, timeout=30, memory_mb=1024)
+    result = run_bpe_bounded(
+        "encode",
+        "-t",
+        valid["midi_tokenizer"],
+        "song.mid",
+        "-o",
+        "song.ids",
+        "-q",
+        cwd=tmp_path,
+        timeout=30,
+        memory_mb=1024,
+    )
     if result.returncode != 0:
         assert_clean_error(result, "song.mid")
         assert not (tmp_path / "song.ids").exists()

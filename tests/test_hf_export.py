@@ -44,7 +44,11 @@ def chr17() -> str:
 
 def test_to_hf_into_a_missing_folder_creates_it_with_the_three_files(dna: tuple[bpe_core.Tokenizer, Path]) -> None:
     _, folder = dna
-    assert sorted(path.name for path in folder.iterdir()) == ["special_tokens_map.json", "tokenizer.json", "tokenizer_config.json"]
+    assert sorted(path.name for path in folder.iterdir()) == [
+        "special_tokens_map.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+    ]
     roles = json.loads((folder / "special_tokens_map.json").read_text())
     assert roles == {role: BERT_SPECIALS[index] for role, index in ROLES.items()}
     config = json.loads((folder / "tokenizer_config.json").read_text())
@@ -61,7 +65,9 @@ def test_to_hf_of_a_tokenizer_json_path_in_a_missing_folder_creates_it_as_the_re
         assert (path.parent / name).read_bytes() == (folder / name).read_bytes(), name
 
 
-def test_to_hf_of_a_json_file_with_another_name_writes_that_file_only(dna: tuple[bpe_core.Tokenizer, Path], tmp_path: Path) -> None:
+def test_to_hf_of_a_json_file_with_another_name_writes_that_file_only(
+    dna: tuple[bpe_core.Tokenizer, Path], tmp_path: Path
+) -> None:
     tokenizer, folder = dna
     tokenizer.to_hf(tmp_path / "new" / "dna-hf.json")
     assert [path.name for path in (tmp_path / "new").iterdir()] == ["dna-hf.json"]
@@ -69,7 +75,9 @@ def test_to_hf_of_a_json_file_with_another_name_writes_that_file_only(dna: tuple
 
 
 @pytest.mark.parametrize("loader", ["AutoTokenizer", "PreTrainedTokenizerFast"])
-def test_transformers_adds_cls_and_sep_around_our_ids_on_chr17_and_reads(dna: tuple[bpe_core.Tokenizer, Path], chr17: str, loader: str) -> None:
+def test_transformers_adds_cls_and_sep_around_our_ids_on_chr17_and_reads(
+    dna: tuple[bpe_core.Tokenizer, Path], chr17: str, loader: str
+) -> None:
     tokenizer, folder = dna
     loaded = (AutoTokenizer if loader == "AutoTokenizer" else PreTrainedTokenizerFast).from_pretrained(str(folder))
     cls, sep = tokenizer.special_ids["[CLS]"], tokenizer.special_ids["[SEP]"]
@@ -82,7 +90,9 @@ def test_transformers_adds_cls_and_sep_around_our_ids_on_chr17_and_reads(dna: tu
 
 
 @pytest.mark.parametrize("loader", ["AutoTokenizer", "PreTrainedTokenizerFast"])
-def test_transformers_knows_unk_pad_mask_cls_and_sep_with_our_ids(dna: tuple[bpe_core.Tokenizer, Path], loader: str) -> None:
+def test_transformers_knows_unk_pad_mask_cls_and_sep_with_our_ids(
+    dna: tuple[bpe_core.Tokenizer, Path], loader: str
+) -> None:
     tokenizer, folder = dna
     loaded = (AutoTokenizer if loader == "AutoTokenizer" else PreTrainedTokenizerFast).from_pretrained(str(folder))
     for role, index in ROLES.items():
@@ -120,17 +130,27 @@ def test_a_letter_outside_the_alphabet_is_an_error_in_bpe_core_tokenizers_and_tr
         Tokenizer.from_file(str(folder / "tokenizer.json")).encode(sequence)
     with pytest.raises(Exception, match="outside the alphabet"):
         AutoTokenizer.from_pretrained(str(folder))(sequence)
-    assert Tokenizer.from_file(str(folder / "tokenizer.json")).encode("ACGTTGCAACGT").ids == [1, *tokenizer.encode("ACGTTGCAACGT"), 2]
+    assert Tokenizer.from_file(str(folder / "tokenizer.json")).encode("ACGTTGCAACGT").ids == [
+        1,
+        *tokenizer.encode("ACGTTGCAACGT"),
+        2,
+    ]
 
 
 @pytest.fixture(scope="module")
-def text_tokenizers(docs_slice_path: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[bpe_core.Tokenizer, Path]]:
+def text_tokenizers(
+    docs_slice_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, tuple[bpe_core.Tokenizer, Path]]:
     """GPT-2 style (<|endoftext|> at the end) and RoBERTa style (<s> <pad> </s> <unk> <mask> at
     0-4), vocab 1024 on the docs slice, each exported to a folder."""
     made = {}
     for style, specials, position in (("gpt2", ["<|endoftext|>"], "end"), ("roberta", ROBERTA_SPECIALS, "start")):
         tokenizer = bpe_core.train(
-            {"pretokenizer": {"name": "gpt2"}, "trainer": {"vocab_size": 1024}, "special_tokens": {"tokens": specials, "position": position}},
+            {
+                "pretokenizer": {"name": "gpt2"},
+                "trainer": {"vocab_size": 1024},
+                "special_tokens": {"tokens": specials, "position": position},
+            },
             [str(docs_slice_path)],
             progress=False,
         )
@@ -161,7 +181,14 @@ def test_roberta_style_text_gets_s_and_end_s_around_our_ids_and_still_imports(
     bos, eos = tokenizer.special_ids["<s>"], tokenizer.special_ids["</s>"]
     loaded = AutoTokenizer.from_pretrained(str(folder))
     assert loaded(sample)["input_ids"] == [bos, *tokenizer.encode(sample), eos]
-    assert loaded(sample, other)["input_ids"] == [bos, *tokenizer.encode(sample), eos, eos, *tokenizer.encode(other), eos]
+    assert loaded(sample, other)["input_ids"] == [
+        bos,
+        *tokenizer.encode(sample),
+        eos,
+        eos,
+        *tokenizer.encode(other),
+        eos,
+    ]
     assert (loaded.bos_token, loaded.eos_token, loaded.unk_token, loaded.pad_token, loaded.mask_token) == (
         "<s>", "</s>", "<unk>", "<pad>", "<mask>",
     )  # fmt: skip
@@ -170,7 +197,9 @@ def test_roberta_style_text_gets_s_and_end_s_around_our_ids_and_still_imports(
     assert imported.provenance["ignored_post_processor"] == "TemplateProcessing"
 
 
-def test_bpe_export_creates_missing_folders_that_auto_tokenizer_loads(dna: tuple[bpe_core.Tokenizer, Path], chr17: str, tmp_path: Path) -> None:
+def test_bpe_export_creates_missing_folders_that_auto_tokenizer_loads(
+    dna: tuple[bpe_core.Tokenizer, Path], chr17: str, tmp_path: Path
+) -> None:
     tokenizer, _ = dna
     tokenizer.save(tmp_path / "dna.json")
     assert_ok(run_bpe("export", "-t", "dna.json", "--format", "hf", "-o", "out/a/dnabert2", cwd=tmp_path))
@@ -180,7 +209,9 @@ def test_bpe_export_creates_missing_folders_that_auto_tokenizer_loads(dna: tuple
         assert AutoTokenizer.from_pretrained(str(tmp_path / folder))(chr17)["input_ids"] == expected, folder
 
 
-def test_bpe_export_to_tiktoken_creates_a_missing_folder(text_tokenizers: dict[str, tuple[bpe_core.Tokenizer, Path]], tmp_path: Path) -> None:
+def test_bpe_export_to_tiktoken_creates_a_missing_folder(
+    text_tokenizers: dict[str, tuple[bpe_core.Tokenizer, Path]], tmp_path: Path
+) -> None:
     tokenizer, _ = text_tokenizers["gpt2"]
     tokenizer.save(tmp_path / "text.json")
     assert_ok(run_bpe("export", "-t", "text.json", "--format", "tiktoken", "-o", "deep/er/text.tiktoken", cwd=tmp_path))
@@ -188,8 +219,14 @@ def test_bpe_export_to_tiktoken_creates_a_missing_folder(text_tokenizers: dict[s
     assert len(lines) == len(tokenizer.regular_ids())
 
 
-def test_bpe_export_into_a_folder_that_cannot_be_made_is_one_error_line(dna: tuple[bpe_core.Tokenizer, Path], tmp_path: Path) -> None:
+def test_bpe_export_into_a_folder_that_cannot_be_made_is_one_error_line(
+    dna: tuple[bpe_core.Tokenizer, Path], tmp_path: Path
+) -> None:
     tokenizer, _ = dna
     tokenizer.save(tmp_path / "dna.json")
     (tmp_path / "a-file").write_text("not a folder\n")
-    assert_clean_error(run_bpe("export", "-t", "dna.json", "--format", "hf", "-o", "a-file/sub/", cwd=tmp_path), "cannot create", "a-file")
+    assert_clean_error(
+        run_bpe("export", "-t", "dna.json", "--format", "hf", "-o", "a-file/sub/", cwd=tmp_path),
+        "cannot create",
+        "a-file",
+    )

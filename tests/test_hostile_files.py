@@ -33,7 +33,9 @@ from bpe_core.plugins import registry
 EOT = "<|endoftext|>"
 TIMEOUT = 60  # seconds: every case is a few seconds; a hang or blow-up fails naming the case
 MEMORY_MB = 1536
-CONFIG = "name: small\npretokenizer: {name: gpt2}\ntrainer: {vocab_size: 300}\nspecial_tokens: {tokens: ['<|endoftext|>']}\n"
+CONFIG = (
+    "name: small\npretokenizer: {name: gpt2}\ntrainer: {vocab_size: 300}\nspecial_tokens: {tokens: ['<|endoftext|>']}\n"
+)
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +49,9 @@ def originals(tmp_path_factory: pytest.TempPathFactory, docs_text: str) -> dict[
     tokenizer.save(str(work / "small.json"))
     tokenizer.to_hf(str(work / "small-hf.json"))
     tokenizer.to_tiktoken(str(work / "small.tiktoken"))
-    bpe_core.count(str(work / "small.yaml"), [str(work / "docs.txt")], workers=1, progress=False).save(str(work / "small.counts"))
+    bpe_core.count(str(work / "small.yaml"), [str(work / "docs.txt")], workers=1, progress=False).save(
+        str(work / "small.counts")
+    )
     return {path.name: path.read_bytes() for path in work.iterdir()}
 
 
@@ -96,7 +100,11 @@ CONFIG_CASES: dict[str, tuple[bytes, list[str], list[str]]] = {
     "config-self-referencing-alias": (b"x: &r [1, *r]\n" + CONFIG.encode(), [], ["bad.yaml", "line 1", "alias *r"]),
     "config-alias-bomb": (BILLION_LAUGHS.encode() + CONFIG.encode(), [], ["bad.yaml", "alias *a"]),
     "config-deep-nesting": (CONFIG.encode() + b"x: " + b"[" * 20_000 + b"\n", [], ["bad.yaml", "nested more than 64"]),
-    "config-vocab-size-huge": (CONFIG.replace("300", "1" + "0" * 30).encode(), [], ["bad.yaml", "trainer.vocab_size", "at most"]),
+    "config-vocab-size-huge": (
+        CONFIG.replace("300", "1" + "0" * 30).encode(),
+        [],
+        ["bad.yaml", "trainer.vocab_size", "at most"],
+    ),
     "config-vocab-size-float": (CONFIG.replace("300", "1.0e+30").encode(), [], ["bad.yaml", "trainer.vocab_size"]),
     "config-pad-to-multiple-huge": (
         CONFIG.replace("vocab_size: 300", "vocab_size: 300, pad_to_multiple_of: 1000000000000").encode(),
@@ -115,8 +123,16 @@ CONFIG_CASES: dict[str, tuple[bytes, list[str], list[str]]] = {
     ),
     "config-workers-huge": (CONFIG.encode() + b"runner: {workers: 1000000000}\n", [], ["bad.yaml", "runner.workers"]),
     "config-oversized": (CONFIG.encode() + b"#" * (16 << 20) + b"\n", [], ["bad.yaml", "at most 16 MiB"]),
-    "config-set-deep-nesting": (CONFIG.encode(), ["--set", "trainer.vocab_size=" + "[" * 20_000], ["bad.yaml", "trainer.vocab_size"]),
-    "config-set-alias": (CONFIG.encode(), ["--set", "trainer.vocab_size=[&a [1, 1], *a]"], ["bad.yaml", "trainer.vocab_size"]),
+    "config-set-deep-nesting": (
+        CONFIG.encode(),
+        ["--set", "trainer.vocab_size=" + "[" * 20_000],
+        ["bad.yaml", "trainer.vocab_size"],
+    ),
+    "config-set-alias": (
+        CONFIG.encode(),
+        ["--set", "trainer.vocab_size=[&a [1, 1], *a]"],
+        ["bad.yaml", "trainer.vocab_size"],
+    ),
 }
 
 
@@ -125,7 +141,18 @@ def test_hostile_config_is_one_clean_error(case: str, originals: dict[str, bytes
     content, extra, fragments = CONFIG_CASES[case]
     (tmp_path / "docs.txt").write_bytes(originals["docs.txt"])
     (tmp_path / "bad.yaml").write_bytes(content)
-    assert_fails_cleanly("train", "bad.yaml", "docs.txt", "-o", "out.json", *extra, cwd=tmp_path, fragments=(*fragments,), timeout=TIMEOUT, memory_mb=MEMORY_MB)
+    assert_fails_cleanly(
+        "train",
+        "bad.yaml",
+        "docs.txt",
+        "-o",
+        "out.json",
+        *extra,
+        cwd=tmp_path,
+        fragments=(*fragments,),
+        timeout=TIMEOUT,
+        memory_mb=MEMORY_MB,
+    )
 
 
 def test_config_in_utf16_with_a_byte_order_mark_trains_like_utf8(originals: dict[str, bytes], tmp_path: Path) -> None:
@@ -133,7 +160,9 @@ def test_config_in_utf16_with_a_byte_order_mark_trains_like_utf8(originals: dict
     (tmp_path / "utf8.yaml").write_text(CONFIG, encoding="utf-8")
     (tmp_path / "utf16.yaml").write_text(CONFIG, encoding="utf-16")  # with a byte order mark
     for name in ("utf8", "utf16"):
-        assert_ok(run_bpe_bounded("train", f"{name}.yaml", "docs.txt", "-o", f"{name}.json", cwd=tmp_path, timeout=TIMEOUT))
+        assert_ok(
+            run_bpe_bounded("train", f"{name}.yaml", "docs.txt", "-o", f"{name}.json", cwd=tmp_path, timeout=TIMEOUT)
+        )
     assert bpe_core.load(tmp_path / "utf16.json").merges == bpe_core.load(tmp_path / "utf8.json").merges
 
 
@@ -149,30 +178,75 @@ def test_a_dict_config_that_contains_itself_is_an_error() -> None:
 REGULAR = list(range(299))  # 256 bytes and 43 merges of the small tokenizer
 
 FILE_CASES: dict[str, tuple[Callable[[Path, dict[str, bytes]], None], list[str]]] = {
-    "file-special-tokens-string": (edited_json("small.json", set_path(["special_tokens"], "x")), ["special_tokens", "expected an object"]),
-    "file-special-token-number": (edited_json("small.json", set_path(["special_tokens", "tokens"], [5])), ["special_tokens.tokens[0]"]),
+    "file-special-tokens-string": (
+        edited_json("small.json", set_path(["special_tokens"], "x")),
+        ["special_tokens", "expected an object"],
+    ),
+    "file-special-token-number": (
+        edited_json("small.json", set_path(["special_tokens", "tokens"], [5])),
+        ["special_tokens.tokens[0]"],
+    ),
     "file-duplicate-special-token": (
         edited_json("small.json", set_path(["special_tokens", "tokens"], [EOT, EOT])),
         ["special_tokens.tokens[1]", "listed twice"],
     ),
-    "file-deep-json": (lambda directory, _: (directory / "bad.json").write_text("[" * 100_000 + "]" * 100_000), ["nested too deeply"]),
-    "file-id-huge": (edited_json("small.json", lambda data: with_layout(data, REGULAR[:-1] + [10**10], {EOT: 299})), ["ids[298]", "out of range"]),
-    "file-duplicate-ids": (edited_json("small.json", lambda data: with_layout(data, REGULAR[:-1] + [297], {EOT: 299})), ["ids[298]", "also ids[297]"]),
-    "file-special-id-on-regular-id": (edited_json("small.json", lambda data: with_layout(data, REGULAR, {EOT: 5})), ["special_ids", "also ids[5]"]),
+    "file-deep-json": (
+        lambda directory, _: (directory / "bad.json").write_text("[" * 100_000 + "]" * 100_000),
+        ["nested too deeply"],
+    ),
+    "file-id-huge": (
+        edited_json("small.json", lambda data: with_layout(data, REGULAR[:-1] + [10**10], {EOT: 299})),
+        ["ids[298]", "out of range"],
+    ),
+    "file-duplicate-ids": (
+        edited_json("small.json", lambda data: with_layout(data, REGULAR[:-1] + [297], {EOT: 299})),
+        ["ids[298]", "also ids[297]"],
+    ),
+    "file-special-id-on-regular-id": (
+        edited_json("small.json", lambda data: with_layout(data, REGULAR, {EOT: 5})),
+        ["special_ids", "also ids[5]"],
+    ),
     "file-negative-id": (
-        edited_json("small.json", lambda data: with_layout(data, [-5 if token == 10 else token for token in REGULAR], {EOT: 299})),
+        edited_json(
+            "small.json",
+            lambda data: with_layout(data, [-5 if token == 10 else token for token in REGULAR], {EOT: 299}),
+        ),
         ["ids[10]", "out of range"],
     ),
     "file-negative-padding": (edited_json("small.json", set_path(["padding"], -48)), ["padding", "out of range"]),
-    "file-padding-beyond-2-31": (edited_json("small.json", set_path(["padding"], 2**31 - 100)), ["padding", "below 2**31"]),
-    "file-orphan-symbol-outside-alphabet": (edited_json("small.json", set_path(["orphans"], {"400": [999]})), ["orphans[400]", "999"]),
-    "file-orphan-on-merged-id": (edited_json("small.json", set_path(["orphans"], {"298": [1, 2]})), ["ids[298]", "orphans[298]"]),
+    "file-padding-beyond-2-31": (
+        edited_json("small.json", set_path(["padding"], 2**31 - 100)),
+        ["padding", "below 2**31"],
+    ),
+    "file-orphan-symbol-outside-alphabet": (
+        edited_json("small.json", set_path(["orphans"], {"400": [999]})),
+        ["orphans[400]", "999"],
+    ),
+    "file-orphan-on-merged-id": (
+        edited_json("small.json", set_path(["orphans"], {"298": [1, 2]})),
+        ["ids[298]", "orphans[298]"],
+    ),
     "file-version-negative": (edited_json("small.json", set_path(["version"], -7)), ["version", "-7"]),
-    "file-float-in-merge": (edited_json("small.json", lambda data: data["merges"].__setitem__(0, [101.5, 32])), ["merges[0]", "101.5"]),
-    "file-bool-in-merge": (edited_json("small.json", lambda data: data["merges"].__setitem__(0, [True, 32])), ["merges[0]"]),
-    "file-merges-not-a-list": (edited_json("small.json", set_path(["merges"], {"a": 1})), ["merges", "expected a list"]),
-    "file-whole-chunk-to-unknown-id": (edited_json("small.json", set_path(["whole_chunks"], [[[104, 105], 5000]])), ["whole_chunks", "5000"]),
-    "file-special-ids-other-tokens": (edited_json("small.json", lambda data: with_layout(data, REGULAR, {"<|x|>": 299})), ["special_ids"]),
+    "file-float-in-merge": (
+        edited_json("small.json", lambda data: data["merges"].__setitem__(0, [101.5, 32])),
+        ["merges[0]", "101.5"],
+    ),
+    "file-bool-in-merge": (
+        edited_json("small.json", lambda data: data["merges"].__setitem__(0, [True, 32])),
+        ["merges[0]"],
+    ),
+    "file-merges-not-a-list": (
+        edited_json("small.json", set_path(["merges"], {"a": 1})),
+        ["merges", "expected a list"],
+    ),
+    "file-whole-chunk-to-unknown-id": (
+        edited_json("small.json", set_path(["whole_chunks"], [[[104, 105], 5000]])),
+        ["whole_chunks", "5000"],
+    ),
+    "file-special-ids-other-tokens": (
+        edited_json("small.json", lambda data: with_layout(data, REGULAR, {"<|x|>": 299})),
+        ["special_ids"],
+    ),
 }
 
 
@@ -181,7 +255,21 @@ def test_hostile_tokenizer_file_is_one_clean_error(case: str, originals: dict[st
     make, fragments = FILE_CASES[case]
     (tmp_path / "docs.txt").write_bytes(originals["docs.txt"])
     make(tmp_path, originals)
-    assert_fails_cleanly("encode", "-t", "bad.json", "docs.txt", "-o", "out.ids", cwd=tmp_path, fragments=("bad.json", *fragments,), timeout=TIMEOUT, memory_mb=MEMORY_MB)
+    assert_fails_cleanly(
+        "encode",
+        "-t",
+        "bad.json",
+        "docs.txt",
+        "-o",
+        "out.ids",
+        cwd=tmp_path,
+        fragments=(
+            "bad.json",
+            *fragments,
+        ),
+        timeout=TIMEOUT,
+        memory_mb=MEMORY_MB,
+    )
 
 
 # --- class 7: imported files ----------------------------------------------------------------
@@ -207,17 +295,57 @@ IMPORT_CASES: dict[str, tuple[str, Callable[[Path, dict[str, bytes]], None], lis
         edited_json("small-hf.json", lambda data: data["added_tokens"].append(dict(data["added_tokens"][0], id=5000))),
         ["added_tokens[1]", "added twice"],
     ),
-    "hf-vocab-as-list": ("hf", edited_json("small-hf.json", lambda data: data["model"].__setitem__("vocab", list(data["model"]["vocab"]))), ["model.vocab", "expected an object"]),
-    "hf-pre-tokenizer-string": ("hf", edited_json("small-hf.json", set_path(["pre_tokenizer"], "ByteLevel")), ["pre_tokenizer", "expected an object"]),
-    "hf-normalizer-string": ("hf", edited_json("small-hf.json", set_path(["normalizer"], "NFC")), ["normalizer", "expected an object"]),
+    "hf-vocab-as-list": (
+        "hf",
+        edited_json("small-hf.json", lambda data: data["model"].__setitem__("vocab", list(data["model"]["vocab"]))),
+        ["model.vocab", "expected an object"],
+    ),
+    "hf-pre-tokenizer-string": (
+        "hf",
+        edited_json("small-hf.json", set_path(["pre_tokenizer"], "ByteLevel")),
+        ["pre_tokenizer", "expected an object"],
+    ),
+    "hf-normalizer-string": (
+        "hf",
+        edited_json("small-hf.json", set_path(["normalizer"], "NFC")),
+        ["normalizer", "expected an object"],
+    ),
     "hf-split-regex-number": ("hf", edited_json("small-hf.json", hf_regex(42)), ["Regex", "non-empty string"]),
-    "hf-merge-one-part": ("hf", edited_json("small-hf.json", lambda data: data["model"]["merges"].__setitem__(0, ["a"])), ["model.merges[0]"]),
-    "hf-merge-number": ("hf", edited_json("small-hf.json", lambda data: data["model"]["merges"].__setitem__(0, 42)), ["model.merges[0]"]),
-    "hf-id-huge": ("hf", edited_json("small-hf.json", lambda data: data["model"]["vocab"].__setitem__("Ġt", 10**10)), ["model.vocab", "out of range"]),
-    "hf-negative-id": ("hf", edited_json("small-hf.json", lambda data: data["model"]["vocab"].__setitem__("Ġt", -3)), ["model.vocab", "out of range"]),
-    "hf-duplicate-vocab-ids": ("hf", edited_json("small-hf.json", lambda data: data["model"]["vocab"].__setitem__("Ġt", 5)), ["model.vocab", "both have id 5"]),
-    "hf-added-token-on-regular-id": ("hf", edited_json("small-hf.json", lambda data: data["added_tokens"][0].__setitem__("id", 5)), [EOT, "id 5"]),
-    "hf-deep-json": ("hf", lambda directory, _: (directory / "bad.json").write_text("{\"a\":" * 100_000 + "1" + "}" * 100_000), ["nested too deeply"]),
+    "hf-merge-one-part": (
+        "hf",
+        edited_json("small-hf.json", lambda data: data["model"]["merges"].__setitem__(0, ["a"])),
+        ["model.merges[0]"],
+    ),
+    "hf-merge-number": (
+        "hf",
+        edited_json("small-hf.json", lambda data: data["model"]["merges"].__setitem__(0, 42)),
+        ["model.merges[0]"],
+    ),
+    "hf-id-huge": (
+        "hf",
+        edited_json("small-hf.json", lambda data: data["model"]["vocab"].__setitem__("Ġt", 10**10)),
+        ["model.vocab", "out of range"],
+    ),
+    "hf-negative-id": (
+        "hf",
+        edited_json("small-hf.json", lambda data: data["model"]["vocab"].__setitem__("Ġt", -3)),
+        ["model.vocab", "out of range"],
+    ),
+    "hf-duplicate-vocab-ids": (
+        "hf",
+        edited_json("small-hf.json", lambda data: data["model"]["vocab"].__setitem__("Ġt", 5)),
+        ["model.vocab", "both have id 5"],
+    ),
+    "hf-added-token-on-regular-id": (
+        "hf",
+        edited_json("small-hf.json", lambda data: data["added_tokens"][0].__setitem__("id", 5)),
+        [EOT, "id 5"],
+    ),
+    "hf-deep-json": (
+        "hf",
+        lambda directory, _: (directory / "bad.json").write_text('{"a":' * 100_000 + "1" + "}" * 100_000),
+        ["nested too deeply"],
+    ),
     "tiktoken-rank-huge": ("tiktoken", tiktoken_with_last_rank(b"10000000000"), ["line 299", "rank"]),
     "tiktoken-rank-negative": ("tiktoken", tiktoken_with_last_rank(b"-5"), ["line 299", "rank"]),
     "tiktoken-rank-with-sign": ("tiktoken", tiktoken_with_last_rank(b"+298"), ["line 299", "rank"]),
@@ -230,13 +358,28 @@ def test_hostile_import_is_one_clean_error(case: str, originals: dict[str, bytes
     kind, make, fragments = IMPORT_CASES[case]
     make(tmp_path, originals)
     name = "bad.json" if kind == "hf" else "bad.tiktoken"
-    assert_fails_cleanly("import", "--format", kind, name, "-o", "out.json", cwd=tmp_path, fragments=(name, *fragments,), timeout=TIMEOUT, memory_mb=MEMORY_MB)
+    assert_fails_cleanly(
+        "import",
+        "--format",
+        kind,
+        name,
+        "-o",
+        "out.json",
+        cwd=tmp_path,
+        fragments=(
+            name,
+            *fragments,
+        ),
+        timeout=TIMEOUT,
+        memory_mb=MEMORY_MB,
+    )
 
 
 def test_tiktoken_special_id_beyond_2_31_is_one_clean_error(originals: dict[str, bytes], tmp_path: Path) -> None:
     (tmp_path / "small.tiktoken").write_bytes(originals["small.tiktoken"])
     result = run_bpe_bounded(
-        "import", "--format", "tiktoken", "small.tiktoken", "--pattern", "gpt2", "--special", f"{EOT}=10000000000", "-o", "out.json",
+        "import", "--format", "tiktoken", "small.tiktoken", "--pattern", "gpt2",
+        "--special", f"{EOT}=10000000000", "-o", "out.json",
         cwd=tmp_path, timeout=TIMEOUT, memory_mb=MEMORY_MB,
     )  # fmt: skip
     assert_clean_error(result, EOT, "out of range")
@@ -262,7 +405,8 @@ def test_tiktoken_import_keeps_special_id_5000_after_save_and_load(originals: di
     for special_id in (5000, 1000):
         assert_ok(
             run_bpe_bounded(
-                "import", "--format", "tiktoken", "small.tiktoken", "--pattern", "gpt2", "--special", f"{EOT}={special_id}", "-o", "imported.json",
+                "import", "--format", "tiktoken", "small.tiktoken", "--pattern", "gpt2",
+                "--special", f"{EOT}={special_id}", "-o", "imported.json",
                 cwd=tmp_path, timeout=TIMEOUT,
             )
         )  # fmt: skip
@@ -281,21 +425,27 @@ def test_imported_ids_survive_save_load_and_export_exactly(
     id it had, and its Hugging Face and tiktoken exports give those ids in tokenizers / tiktoken;
     the Hugging Face export imported, saved and loaded has them too."""
     specials = [EOT, "<|pad|>"]
-    ids = data.draw(st.lists(st.integers(0, 2999), min_size=len(regular_tokens) + 2, max_size=len(regular_tokens) + 2, unique=True))
+    ids = data.draw(
+        st.lists(st.integers(0, 2999), min_size=len(regular_tokens) + 2, max_size=len(regular_tokens) + 2, unique=True)
+    )
     # bytes anywhere (cl100k has them out of byte order), merged tokens anywhere but in merge
     # order (a tiktoken file ranks a token after the tokens it is merged from), specials anywhere
     layout = ids[:256] + sorted(ids[256 : len(regular_tokens)])
     ranks = dict(zip(regular_tokens, layout))
     special_ids = dict(zip(specials, ids[len(regular_tokens) :]))
     work = tmp_path_factory.mktemp("layout")
-    (work / "random.tiktoken").write_text("".join(f"{base64.b64encode(token).decode()} {rank}\n" for token, rank in ranks.items()))
+    (work / "random.tiktoken").write_text(
+        "".join(f"{base64.b64encode(token).decode()} {rank}\n" for token, rank in ranks.items())
+    )
     imported = bpe_core.from_tiktoken(work / "random.tiktoken", "gpt2", special_ids)
     imported.save(str(work / "saved.json"))
     loaded = bpe_core.load(work / "saved.json")
     assert loaded.special_ids == special_ids
     assert loaded.regular_ids() == sorted(ranks.values())
     assert all(loaded.token_bytes(rank) == token for token, rank in ranks.items())
-    expected = tiktoken.Encoding("random", pat_str=loaded.pretokenizer.pattern, mergeable_ranks=ranks, special_tokens=special_ids)
+    expected = tiktoken.Encoding(
+        "random", pat_str=loaded.pretokenizer.pattern, mergeable_ranks=ranks, special_tokens=special_ids
+    )
     assert loaded.encode(SAMPLE, allowed_special="all") == imported.encode(SAMPLE, allowed_special="all")
     assert loaded.encode(SAMPLE, allowed_special="all") == expected.encode(SAMPLE, allowed_special="all")
 
@@ -330,7 +480,10 @@ COUNTS_CASES: dict[str, tuple[Callable[[Path, dict[str, bytes]], None], list[str
     "counts-chunk-count-2-63": (counts_with({b"ab": 2**63}), ["2**63"]),
     "counts-chunk-count-2-64-minus-1": (counts_with({b"x": 2**64 - 1}), ["2**63"]),
     "counts-pair-count-would-wrap": (counts_with({b"a" * 34: 2**58}), ["2**63"]),
-    "counts-false-alphabet-size-larger": (counts_with({b"\x00a\x01\x10": 5}, alphabet_size=300), ["alphabet_size is 300", "256"]),
+    "counts-false-alphabet-size-larger": (
+        counts_with({b"\x00a\x01\x10": 5}, alphabet_size=300),
+        ["alphabet_size is 300", "256"],
+    ),
     "counts-false-alphabet-size-smaller": (counts_with({b"ab": 5}, alphabet_size=200), ["alphabet_size is 200", "256"]),
 }
 
@@ -340,7 +493,21 @@ def test_hostile_counts_file_is_one_clean_error(case: str, originals: dict[str, 
     make, fragments = COUNTS_CASES[case]
     (tmp_path / "small.yaml").write_bytes(originals["small.yaml"])
     make(tmp_path, originals)
-    assert_fails_cleanly("train", "small.yaml", "--from-counts", "bad.counts", "-o", "out.json", cwd=tmp_path, fragments=("bad.counts", *fragments,), timeout=TIMEOUT, memory_mb=MEMORY_MB)
+    assert_fails_cleanly(
+        "train",
+        "small.yaml",
+        "--from-counts",
+        "bad.counts",
+        "-o",
+        "out.json",
+        cwd=tmp_path,
+        fragments=(
+            "bad.counts",
+            *fragments,
+        ),
+        timeout=TIMEOUT,
+        memory_mb=MEMORY_MB,
+    )
 
 
 @pytest.mark.both_modes
@@ -368,18 +535,52 @@ BACKTRACKING = "(a|a)+b|."
 
 def test_imported_split_pattern_that_backtracks_is_one_clean_error(originals: dict[str, bytes], tmp_path: Path) -> None:
     edited_json("small-hf.json", hf_regex(BACKTRACKING))(tmp_path, originals)
-    assert_ok(run_bpe_bounded("import", "--format", "hf", "bad.json", "-o", "imported.json", cwd=tmp_path, timeout=TIMEOUT))
+    assert_ok(
+        run_bpe_bounded("import", "--format", "hf", "bad.json", "-o", "imported.json", cwd=tmp_path, timeout=TIMEOUT)
+    )
     (tmp_path / "a.txt").write_text("a" * 42 + "\n")
-    assert_fails_cleanly("encode", "-t", "imported.json", "a.txt", "-o", "out.ids", cwd=tmp_path, fragments=("a.txt", BACKTRACKING, "catastrophic backtracking",), timeout=TIMEOUT, memory_mb=MEMORY_MB)
+    assert_fails_cleanly(
+        "encode",
+        "-t",
+        "imported.json",
+        "a.txt",
+        "-o",
+        "out.ids",
+        cwd=tmp_path,
+        fragments=(
+            "a.txt",
+            BACKTRACKING,
+            "catastrophic backtracking",
+        ),
+        timeout=TIMEOUT,
+        memory_mb=MEMORY_MB,
+    )
 
 
 def test_config_pattern_that_backtracks_is_one_clean_error(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a" * 42 + "\n")
-    (tmp_path / "bad.yaml").write_text(f"name: slow\npretokenizer: {{name: regex, pattern: '{BACKTRACKING}'}}\ntrainer: {{vocab_size: 300}}\n")
-    assert_fails_cleanly("train", "bad.yaml", "a.txt", "-o", "out.json", cwd=tmp_path, fragments=(BACKTRACKING, "catastrophic backtracking",), timeout=TIMEOUT, memory_mb=MEMORY_MB)
+    (tmp_path / "bad.yaml").write_text(
+        f"name: slow\npretokenizer: {{name: regex, pattern: '{BACKTRACKING}'}}\ntrainer: {{vocab_size: 300}}\n"
+    )
+    assert_fails_cleanly(
+        "train",
+        "bad.yaml",
+        "a.txt",
+        "-o",
+        "out.json",
+        cwd=tmp_path,
+        fragments=(
+            BACKTRACKING,
+            "catastrophic backtracking",
+        ),
+        timeout=TIMEOUT,
+        memory_mb=MEMORY_MB,
+    )
 
 
-def test_tiktoken_import_with_a_pattern_that_backtracks_encodes_to_one_clean_error(originals: dict[str, bytes], tmp_path: Path) -> None:
+def test_tiktoken_import_with_a_pattern_that_backtracks_encodes_to_one_clean_error(
+    originals: dict[str, bytes], tmp_path: Path
+) -> None:
     (tmp_path / "small.tiktoken").write_bytes(originals["small.tiktoken"])
     imported = bpe_core.from_tiktoken(tmp_path / "small.tiktoken", BACKTRACKING)
     with pytest.raises(BpeError, match="catastrophic backtracking"):
@@ -446,7 +647,9 @@ def imported_file(originals: dict[str, bytes], tmp_path_factory: pytest.TempPath
 
 @settings(max_examples=150)
 @given(data=st.data())
-def test_a_mutated_tokenizer_file_loads_or_is_one_clean_error(data: st.DataObject, imported_file: dict[str, Any]) -> None:
+def test_a_mutated_tokenizer_file_loads_or_is_one_clean_error(
+    data: st.DataObject, imported_file: dict[str, Any]
+) -> None:
     from bpe_core.loading import from_dict
 
     try:
@@ -486,7 +689,13 @@ def test_a_mutated_config_is_valid_or_one_clean_error(data: st.DataObject) -> No
         "input": {"reader": "text", "paths": ["a.txt"], "sample": {"fraction": 0.5, "seed": 1}},
         "normalizer": ["nfc"],
         "pretokenizer": {"name": "gpt2"},
-        "trainer": {"vocab_size": 300, "min_frequency": 2, "max_token_length": 8, "tie_break": "smallest", "pad_to_multiple_of": 64},
+        "trainer": {
+            "vocab_size": 300,
+            "min_frequency": 2,
+            "max_token_length": 8,
+            "tie_break": "smallest",
+            "pad_to_multiple_of": 64,
+        },
         "special_tokens": {"tokens": [EOT], "position": "end"},
         "output": "out.json",
         "runner": {"kind": "local", "workers": 2, "range_bytes": 4096},

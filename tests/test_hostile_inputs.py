@@ -16,24 +16,23 @@ checked. Case ids are `class-variant`:
 import gzip
 import hashlib
 import json
-import os
 import struct
 from collections.abc import Callable
 from pathlib import Path
 
 import distributed
 import pytest
-from bpe_dna.readers import FastaReader, FastqReader
-from bpe_midi.reader import MidiReader
-from bpe_text.readers import JsonlReader, TextReader
-
-import bpe_core
-from bpe_core.errors import BpeError
-from bpe_core.training import count
-from bpe_core.plugins import registry
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe_bounded, snapshot
 from helpers.midi import pop909_paths
 from helpers.paths import CONFIGS_DIR, LAMBDA_PATH, READS_PATH
+
+import bpe_core
+from bpe_core.errors import BpeError
+from bpe_core.plugins import registry
+from bpe_core.training import count
+from bpe_dna.readers import FastaReader, FastqReader
+from bpe_midi.reader import MidiReader
+from bpe_text.readers import JsonlReader, TextReader
 
 GPT2 = CONFIGS_DIR / "gpt2-style.yaml"
 DNA = CONFIGS_DIR / "dnabert2-style.yaml"
@@ -89,7 +88,14 @@ JSONL = b"".join(json.dumps({"text": line}).encode() + b"\n" for line in SENTENC
 TRAIN_CASES: list[tuple[str, Path, tuple[str, ...], str, bytes, tuple[str, ...]]] = [
     ("empty-input-txt", GPT2, (), "empty.txt", b"", ("nothing to train on", "empty.txt")),
     ("empty-input-zero-byte-gz", GPT2, (), "zero.txt.gz", b"", ("nothing to train on", "zero.txt.gz")),
-    ("empty-input-empty-gzip-stream", GPT2, (), "stream.txt.gz", gzip_bytes(b""), ("nothing to train on", "stream.txt.gz")),
+    (
+        "empty-input-empty-gzip-stream",
+        GPT2,
+        (),
+        "stream.txt.gz",
+        gzip_bytes(b""),
+        ("nothing to train on", "stream.txt.gz"),
+    ),
     ("empty-input-fasta-only-header", DNA, (), "only.fa", b">", ("nothing to train on", "only.fa")),
     (
         "empty-input-jsonl-empty-strings",
@@ -100,10 +106,38 @@ TRAIN_CASES: list[tuple[str, Path, tuple[str, ...], str, bytes, tuple[str, ...]]
         ("nothing to train on", "empty.jsonl"),
     ),
     ("reader-text-not-gzip", GPT2, (), "plain.txt.gz", SENTENCES, ("plain.txt.gz", "not a valid gzip file")),
-    ("reader-text-truncated-gzip", GPT2, (), "cut.txt.gz", truncated(gzip_bytes(SENTENCES)), ("cut.txt.gz", "truncated")),
-    ("reader-text-corrupt-gzip", GPT2, (), "bad.txt.gz", corrupted(gzip_bytes(SENTENCES)), ("bad.txt.gz", "not a valid gzip")),
-    ("reader-text-binary", GPT2, (), "binary.txt", b"\x89PNG\r\n\x1a\n\xff\xfe" * 50, ("binary.txt", "not valid UTF-8")),
-    ("reader-jsonl-not-gzip", GPT2, ("--set", "input.reader=jsonl"), "plain.jsonl.gz", JSONL, ("plain.jsonl.gz", "not a valid gzip")),
+    (
+        "reader-text-truncated-gzip",
+        GPT2,
+        (),
+        "cut.txt.gz",
+        truncated(gzip_bytes(SENTENCES)),
+        ("cut.txt.gz", "truncated"),
+    ),
+    (
+        "reader-text-corrupt-gzip",
+        GPT2,
+        (),
+        "bad.txt.gz",
+        corrupted(gzip_bytes(SENTENCES)),
+        ("bad.txt.gz", "not a valid gzip"),
+    ),
+    (
+        "reader-text-binary",
+        GPT2,
+        (),
+        "binary.txt",
+        b"\x89PNG\r\n\x1a\n\xff\xfe" * 50,
+        ("binary.txt", "not valid UTF-8"),
+    ),
+    (
+        "reader-jsonl-not-gzip",
+        GPT2,
+        ("--set", "input.reader=jsonl"),
+        "plain.jsonl.gz",
+        JSONL,
+        ("plain.jsonl.gz", "not a valid gzip"),
+    ),
     (
         "reader-jsonl-truncated-gzip",
         GPT2,
@@ -114,8 +148,22 @@ TRAIN_CASES: list[tuple[str, Path, tuple[str, ...], str, bytes, tuple[str, ...]]
     ),
     ("reader-fasta-not-gzip", DNA, (), "plain.fa.gz", LAMBDA, ("plain.fa.gz", "not a valid gzip file")),
     ("reader-fasta-truncated-gzip", DNA, (), "cut.fa.gz", truncated(gzip_bytes(LAMBDA)), ("cut.fa.gz", "truncated")),
-    ("reader-fasta-corrupt-gzip", DNA, (), "bad.fa.gz", corrupted(gzip_bytes(LAMBDA)), ("bad.fa.gz", "not a valid gzip")),
-    ("reader-fasta-latin1-header", DNA, (), "latin.fa", b">caf\xe9 phage\n" + LAMBDA, ("latin.fa", "not a UTF-8 text file", "0xe9")),
+    (
+        "reader-fasta-corrupt-gzip",
+        DNA,
+        (),
+        "bad.fa.gz",
+        corrupted(gzip_bytes(LAMBDA)),
+        ("bad.fa.gz", "not a valid gzip"),
+    ),
+    (
+        "reader-fasta-latin1-header",
+        DNA,
+        (),
+        "latin.fa",
+        b">caf\xe9 phage\n" + LAMBDA,
+        ("latin.fa", "not a UTF-8 text file", "0xe9"),
+    ),
     ("reader-fasta-binary", DNA, (), "binary.fa", b"\x00\xff\xfe\x80" * 3000, ("binary.fa", "not a UTF-8 text file")),
     (
         "reader-fasta-binary-after-8kb",
@@ -133,7 +181,14 @@ TRAIN_CASES: list[tuple[str, Path, tuple[str, ...], str, bytes, tuple[str, ...]]
         ">r1\nACGT\u00dfACGT\n".encode(),
         ("eszett.fa, record r1", "'ß' at position 5", "not a nucleotide letter"),
     ),
-    ("reader-fastq-not-gzip", DNA, ("--set", "input.reader=fastq"), "plain.fq.gz", READS, ("plain.fq.gz", "not a valid gzip")),
+    (
+        "reader-fastq-not-gzip",
+        DNA,
+        ("--set", "input.reader=fastq"),
+        "plain.fq.gz",
+        READS,
+        ("plain.fq.gz", "not a valid gzip"),
+    ),
     (
         "reader-fastq-truncated-gzip",
         DNA,
@@ -150,9 +205,30 @@ TRAIN_CASES: list[tuple[str, Path, tuple[str, ...], str, bytes, tuple[str, ...]]
         b"@r1\nAC\xff\xfeGT\n+\nIIIIII\n",
         ("binary.fq", "not a UTF-8 text file"),
     ),
-    ("reader-midi-not-midi", MIDI, ("--strict",), "noise.mid", b"\x00\xff" * 500, ("noise.mid", "not a valid MIDI file")),
-    ("midi-length-long-note", MIDI, ("--strict",), "long.mid", long_song(), ("long.mid", "268435456 beats", "limit is 100000")),
-    ("midi-length-long-silence", MIDI, ("--strict",), "silent.mid", long_silence(), ("silent.mid", "beats", "limit is 100000")),
+    (
+        "reader-midi-not-midi",
+        MIDI,
+        ("--strict",),
+        "noise.mid",
+        b"\x00\xff" * 500,
+        ("noise.mid", "not a valid MIDI file"),
+    ),
+    (
+        "midi-length-long-note",
+        MIDI,
+        ("--strict",),
+        "long.mid",
+        long_song(),
+        ("long.mid", "268435456 beats", "limit is 100000"),
+    ),
+    (
+        "midi-length-long-silence",
+        MIDI,
+        ("--strict",),
+        "silent.mid",
+        long_silence(),
+        ("silent.mid", "beats", "limit is 100000"),
+    ),
     (
         "jsonl-depth-100000",
         GPT2,
@@ -180,20 +256,30 @@ TRAIN_CASES: list[tuple[str, Path, tuple[str, ...], str, bytes, tuple[str, ...]]
 ]
 
 
-@pytest.mark.parametrize(("config", "extra", "name", "data", "fragments"), [case[1:] for case in TRAIN_CASES], ids=[case[0] for case in TRAIN_CASES])
+@pytest.mark.parametrize(
+    ("config", "extra", "name", "data", "fragments"),
+    [case[1:] for case in TRAIN_CASES],
+    ids=[case[0] for case in TRAIN_CASES],
+)
 def test_hostile_input_to_training_is_one_error_naming_the_file(tmp_path, config, extra, name, data, fragments):
     (tmp_path / name).write_bytes(data)
     before = snapshot(tmp_path)
-    result = run_bpe_bounded("train", config, name, "-o", "out.json", *extra, cwd=tmp_path, timeout=60, memory_mb=MEMORY_MB)
+    result = run_bpe_bounded(
+        "train", config, name, "-o", "out.json", *extra, cwd=tmp_path, timeout=60, memory_mb=MEMORY_MB
+    )
     assert_clean_error(result, *fragments)
     assert snapshot(tmp_path) == before
 
 
 def test_empty_input_a_counts_file_of_no_chunks_trains_nothing(tmp_path):
     (tmp_path / "empty.txt").write_bytes(b"")
-    assert_ok(run_bpe_bounded("count", GPT2, "empty.txt", "-o", "empty.counts", cwd=tmp_path))  # counting nothing is a fact
+    assert_ok(
+        run_bpe_bounded("count", GPT2, "empty.txt", "-o", "empty.counts", cwd=tmp_path)
+    )  # counting nothing is a fact
     before = snapshot(tmp_path)
-    result = run_bpe_bounded("train", GPT2, "--from-counts", "empty.counts", "-o", "out.json", cwd=tmp_path, memory_mb=MEMORY_MB)
+    result = run_bpe_bounded(
+        "train", GPT2, "--from-counts", "empty.counts", "-o", "out.json", cwd=tmp_path, memory_mb=MEMORY_MB
+    )
     assert_clean_error(result, "nothing to train on", "empty.counts")
     assert snapshot(tmp_path) == before
 
@@ -224,7 +310,9 @@ def tokenizers(tmp_path_factory):
         ("midi", MIDI, pop909_paths()[:3]),
     ):
         paths[domain] = directory / f"{domain}.json"
-        bpe_core.train(config, files, {"trainer.vocab_size": 500} if domain == "text" else None, progress=False).save(paths[domain])
+        bpe_core.train(config, files, {"trainer.vocab_size": 500} if domain == "text" else None, progress=False).save(
+            paths[domain]
+        )
     return paths
 
 
@@ -240,11 +328,15 @@ ENCODE_CASES: list[tuple[str, str, str, bytes, tuple[str, ...]]] = [
 ]
 
 
-@pytest.mark.parametrize(("domain", "name", "data", "fragments"), [case[1:] for case in ENCODE_CASES], ids=[case[0] for case in ENCODE_CASES])
+@pytest.mark.parametrize(
+    ("domain", "name", "data", "fragments"), [case[1:] for case in ENCODE_CASES], ids=[case[0] for case in ENCODE_CASES]
+)
 def test_hostile_input_to_encoding_is_one_error_naming_the_file(tmp_path, tokenizers, domain, name, data, fragments):
     (tmp_path / name).write_bytes(data)
     before = snapshot(tmp_path)
-    result = run_bpe_bounded("encode", "-t", tokenizers[domain], name, "-o", "out.ids", cwd=tmp_path, timeout=60, memory_mb=MEMORY_MB)
+    result = run_bpe_bounded(
+        "encode", "-t", tokenizers[domain], name, "-o", "out.ids", cwd=tmp_path, timeout=60, memory_mb=MEMORY_MB
+    )
     assert_clean_error(result, *fragments)
     assert snapshot(tmp_path) == before
 
@@ -256,10 +348,15 @@ def test_reader_fasta_with_a_byte_order_mark_and_utf8_header_reads_like_plain_fa
     plain = LAMBDA
     header_end = plain.index(b"\n")
     (tmp_path / "plain.fa").write_bytes(plain)
-    (tmp_path / "marked.fa").write_bytes(b"\xef\xbb\xbf" + plain[:header_end] + " phage λ, café".encode() + plain[header_end:])
+    (tmp_path / "marked.fa").write_bytes(
+        b"\xef\xbb\xbf" + plain[:header_end] + " phage λ, café".encode() + plain[header_end:]
+    )
     for name in ("plain.fa", "marked.fa"):
         assert_ok(run_bpe_bounded("train", DNA, name, "-o", f"{name}.json", cwd=tmp_path, memory_mb=MEMORY_MB))
-    assert json.loads((tmp_path / "plain.fa.json").read_text())["merges"] == json.loads((tmp_path / "marked.fa.json").read_text())["merges"]
+    assert (
+        json.loads((tmp_path / "plain.fa.json").read_text())["merges"]
+        == json.loads((tmp_path / "marked.fa.json").read_text())["merges"]
+    )
     records = list(FastaReader({}).documents([str(tmp_path / "marked.fa")]))
     assert [record.id for record in records] == [plain[1:header_end].split()[0].decode()]
 
@@ -309,9 +406,13 @@ READERS: list[tuple[str, Callable[[], object], str, bytes]] = [
 ]
 
 
-@pytest.mark.parametrize(("make_reader", "name", "data"), [case[1:] for case in READERS], ids=[case[0] for case in READERS])
+@pytest.mark.parametrize(
+    ("make_reader", "name", "data"), [case[1:] for case in READERS], ids=[case[0] for case in READERS]
+)
 @pytest.mark.parametrize("change", ["deleted", "rewritten"])
-def test_files_change_a_reader_hashes_the_bytes_it_read_not_the_file_afterwards(tmp_path, make_reader, name, data, change):
+def test_files_change_a_reader_hashes_the_bytes_it_read_not_the_file_afterwards(
+    tmp_path, make_reader, name, data, change
+):
     path = tmp_path / name
     path.write_bytes(data)
     reader = make_reader()
@@ -324,7 +425,11 @@ def test_files_change_a_reader_hashes_the_bytes_it_read_not_the_file_afterwards(
     assert (source.path, source.size, source.sha256) == (str(path), len(data), sha256(data))
 
 
-@pytest.mark.parametrize("make_reader", [TextReader, lambda: JsonlReader("text")], ids=["files-change-text-range", "files-change-jsonl-range"])
+@pytest.mark.parametrize(
+    "make_reader",
+    [TextReader, lambda: JsonlReader("text")],
+    ids=["files-change-text-range", "files-change-jsonl-range"],
+)
 def test_files_change_a_file_read_in_ranges_is_hashed_as_it_was_when_its_first_range_opened(tmp_path, make_reader):
     path = tmp_path / "a.txt"
     data = JSONL if isinstance(make_reader(), JsonlReader) else SENTENCES
@@ -356,7 +461,9 @@ def test_files_change_counts_on_dask_record_the_hash_of_each_file(tmp_path):
     plain, packed = tmp_path / "plain.txt", tmp_path / "packed.txt.gz"
     plain.write_bytes(SENTENCES * 10)
     packed.write_bytes(gzip_bytes(SENTENCES))
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0"
+    ) as cluster:
         runner = {"kind": "dask", "address": cluster.scheduler_address, "range_bytes": 4096}  # the plain file in ranges
         counts = count(GPT2, [plain, packed], runner=runner, progress=False)
     recorded = {item["path"]: (item["size"], item["sha256"]) for item in counts.inputs}
@@ -389,16 +496,28 @@ def test_long_line_of_text_trains_in_bounded_memory(tmp_path, one_line):
 def test_long_line_that_no_pattern_can_cut_runs_out_of_memory_with_one_error_line(tmp_path, one_line):
     """The same bound is real: a custom pattern never cuts, so the line is held whole."""
     config = tmp_path / "custom.yaml"
-    config.write_text('name: custom\npretokenizer: {name: regex, pattern: "\\\\S+|\\\\s+"}\ntrainer: {vocab_size: 300}\n')
+    config.write_text(
+        'name: custom\npretokenizer: {name: regex, pattern: "\\\\S+|\\\\s+"}\ntrainer: {vocab_size: 300}\n'
+    )
     before = snapshot(tmp_path)
-    result = run_bpe_bounded("train", config, one_line, "-o", "out.json", cwd=tmp_path, timeout=300, memory_mb=LINE_MEMORY_MB)
+    result = run_bpe_bounded(
+        "train", config, one_line, "-o", "out.json", cwd=tmp_path, timeout=300, memory_mb=LINE_MEMORY_MB
+    )
     assert_clean_error(result, "out of memory", str(one_line))
     assert snapshot(tmp_path) == before
 
 
 def test_long_line_of_text_encodes_in_bounded_memory_and_decodes_to_itself(tmp_path, tokenizers, one_line):
     result = run_bpe_bounded(
-        "encode", "-t", tokenizers["text"], one_line, "-o", "out.ids", cwd=tmp_path, timeout=300, memory_mb=LINE_MEMORY_MB
+        "encode",
+        "-t",
+        tokenizers["text"],
+        one_line,
+        "-o",
+        "out.ids",
+        cwd=tmp_path,
+        timeout=300,
+        memory_mb=LINE_MEMORY_MB,
     )
     assert_ok(result)
     ids = [int(token) for token in (tmp_path / "out.ids").read_text().split()]
@@ -414,7 +533,9 @@ def test_long_line_with_no_place_to_cut_is_one_error_in_bounded_memory(tmp_path)
         for _ in range(MAX_UNCUT_CHARS // (1 << 20) + 1):
             handle.write(b"a" * (1 << 20))  # one word: a single gpt2 chunk, no place to cut
     before = snapshot(tmp_path)
-    result = run_bpe_bounded("train", GPT2, "word.txt.gz", "-o", "out.json", cwd=tmp_path, timeout=120, memory_mb=LINE_MEMORY_MB)
+    result = run_bpe_bounded(
+        "train", GPT2, "word.txt.gz", "-o", "out.json", cwd=tmp_path, timeout=120, memory_mb=LINE_MEMORY_MB
+    )
     assert_clean_error(result, "word.txt.gz", f"more than {MAX_UNCUT_CHARS} characters", "gpt2")
     assert snapshot(tmp_path) == before
 
@@ -427,7 +548,16 @@ def test_long_line_fasta_record_in_one_line_is_stopped_before_it_is_held_whole(t
             handle.write(b"ACGT" * (1 << 18))  # 64 Mbp on one line
     before = snapshot(tmp_path)
     result = run_bpe_bounded(
-        "train", DNA, path.name, "-o", "out.json", "--set", "input.max_length=1000000", cwd=tmp_path, timeout=60, memory_mb=MEMORY_MB
+        "train",
+        DNA,
+        path.name,
+        "-o",
+        "out.json",
+        "--set",
+        "input.max_length=1000000",
+        cwd=tmp_path,
+        timeout=60,
+        memory_mb=MEMORY_MB,
     )
     assert_clean_error(result, "line.fa.gz, record chrLine", "longer than 1000000 letters")
     assert snapshot(tmp_path) == before

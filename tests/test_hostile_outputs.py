@@ -48,7 +48,11 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copy(path, songs / path.name)
     assert_ok(run_bpe_bounded("train", REMI_BPE_CONFIG, "songs", "-o", "midi.json", "-q",
                               "--set", "trainer.vocab_size=500", cwd=directory, timeout=120))  # fmt: skip
-    assert_ok(run_bpe_bounded("encode", "-t", "midi.json", songs / pop909_paths()[0].name, "-o", "song.ids", "-q", cwd=directory))
+    assert_ok(
+        run_bpe_bounded(
+            "encode", "-t", "midi.json", songs / pop909_paths()[0].name, "-o", "song.ids", "-q", cwd=directory
+        )
+    )
     assert_ok(run_bpe_bounded("export", "-t", "text.json", "--format", "hf", "-o", "tokenizer.json", cwd=directory))
     (directory / "surrogate.ids").write_text(" ".join(map(str, SURROGATE_IDS)) + "\n", encoding="ascii")
     (directory / "hello.ids").write_text("72 101 108 108 111\n", encoding="ascii")
@@ -86,7 +90,9 @@ def test_decode_of_a_lone_surrogate_gives_replacement_characters_on_standard_out
 
 @pytest.mark.both_modes
 def test_decode_of_a_lone_surrogate_to_a_file_writes_replacement_characters(scratch: Path) -> None:
-    assert_ok(run_bpe_bounded("decode", "-t", "text.json", "surrogate.ids", "-o", "out.txt", cwd=scratch, memory_mb=MEMORY_MB))
+    assert_ok(
+        run_bpe_bounded("decode", "-t", "text.json", "surrogate.ids", "-o", "out.txt", cwd=scratch, memory_mb=MEMORY_MB)
+    )
     assert (scratch / "out.txt").read_bytes() == bytes(SURROGATE_IDS).decode("utf-8", "replace").encode("utf-8")
 
 
@@ -106,7 +112,9 @@ def test_python_decode_keeps_lone_surrogates_by_default_and_replaces_or_refuses_
     text = "a\ud800b"
     ids = text_tokenizer.encode(text)
     assert text_tokenizer.decode(ids) == text
-    assert text_tokenizer.decode(ids, errors="replace") == text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    assert text_tokenizer.decode(ids, errors="replace") == text.encode("utf-8", "surrogatepass").decode(
+        "utf-8", "replace"
+    )
     with pytest.raises(BpeError, match="not make valid UTF-8"):
         text_tokenizer.decode(ids, errors="strict")
     with pytest.raises(BpeError, match="roundtrip, replace, strict"):
@@ -120,7 +128,11 @@ def tiktoken_peer(text_tokenizer: bpe_core.Tokenizer) -> tiktoken.Encoding:
     return tiktoken.Encoding(
         "peer",
         pat_str=r"\S+|\s+",
-        mergeable_ranks={text_tokenizer.token_bytes(token): token for token in range(text_tokenizer.vocab_size) if token not in special},
+        mergeable_ranks={
+            text_tokenizer.token_bytes(token): token
+            for token in range(text_tokenizer.vocab_size)
+            if token not in special
+        },
         special_tokens=dict(text_tokenizer.special_ids),
     )
 
@@ -172,7 +184,9 @@ OUTPUT_COMMANDS: dict[str, tuple[str, ...]] = {
 }
 
 
-@pytest.mark.parametrize("command", list(OUTPUT_COMMANDS.values()), ids=[f"output-directory-{name}" for name in OUTPUT_COMMANDS])
+@pytest.mark.parametrize(
+    "command", list(OUTPUT_COMMANDS.values()), ids=[f"output-directory-{name}" for name in OUTPUT_COMMANDS]
+)
 def test_an_existing_directory_as_output_is_a_clean_error_naming_it(scratch: Path, command: tuple[str, ...]) -> None:
     (scratch / "target").mkdir()
     (scratch / "target" / "keep.txt").write_text("kept\n")
@@ -183,8 +197,12 @@ def test_an_existing_directory_as_output_is_a_clean_error_naming_it(scratch: Pat
     "command", [OUTPUT_COMMANDS["train"], OUTPUT_COMMANDS["encode"], OUTPUT_COMMANDS["decode-midi"]],
     ids=["output-missing-directory-train", "output-missing-directory-encode", "output-missing-directory-decode-midi"],
 )  # fmt: skip
-def test_an_output_in_a_missing_directory_is_a_clean_error_before_any_work(scratch: Path, command: tuple[str, ...]) -> None:
-    failed_without_changes(scratch, *command, "-o", "missing/out", fragments=("missing/out", "missing", "does not exist"))
+def test_an_output_in_a_missing_directory_is_a_clean_error_before_any_work(
+    scratch: Path, command: tuple[str, ...]
+) -> None:
+    failed_without_changes(
+        scratch, *command, "-o", "missing/out", fragments=("missing/out", "missing", "does not exist")
+    )
 
 
 @pytest.mark.parametrize("path", ["/sys/song.mid", "/proc/song.mid"], ids=["midi-decode-read-only", "midi-decode-proc"])
@@ -237,7 +255,9 @@ def test_a_new_shard_set_replaces_the_previous_one_whole(scratch: Path, text_tok
     assert_ok(_encode_shards(scratch, "a.txt"))
     assert sorted(path.name for path in (scratch / "shards").iterdir()) == ["00000-a.txt.bin", "index.json"]
     ids = text_tokenizer.encode("only one input now\n")
-    assert (scratch / "shards" / "00000-a.txt.bin").read_bytes() == b"".join(token.to_bytes(2, "little") for token in ids)
+    assert (scratch / "shards" / "00000-a.txt.bin").read_bytes() == b"".join(
+        token.to_bytes(2, "little") for token in ids
+    )
     assert not [path.name for path in scratch.iterdir() if path.name.startswith((".tmp", ".old"))]
 
 
@@ -247,13 +267,25 @@ def test_a_directory_that_holds_other_files_is_never_replaced_by_shards(scratch:
     (scratch / "shards").mkdir()
     (scratch / "shards" / stranger).write_text('{"format": "something else"}\n')
     failed_without_changes(
-        scratch, "encode", "-t", "text.json", "a.txt", "--format", "bin", "-o", "shards/", "-q", fragments=("shards/", stranger)
+        scratch,
+        "encode",
+        "-t",
+        "text.json",
+        "a.txt",
+        "--format",
+        "bin",
+        "-o",
+        "shards/",
+        "-q",
+        fragments=("shards/", stranger),
     )
 
 
 def _terminated_mid_write(scratch: Path, args: list[str], watched: Callable[[], list[Path]], signum: int) -> int:
     """Start `bpe`, wait until its temporary output exists and holds data, send the signal; the exit status."""
-    process = subprocess.Popen([str(BPE), *args], cwd=scratch, env=bpe_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [str(BPE), *args], cwd=scratch, env=bpe_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     try:
         deadline = time.monotonic() + 120
         while not any(path.stat().st_size > 0 for path in watched() if path.is_file()):
@@ -267,7 +299,9 @@ def _terminated_mid_write(scratch: Path, args: list[str], watched: Callable[[], 
             process.kill()
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["signal-sigterm-output-file", "signal-sighup-output-file"])
+@pytest.mark.parametrize(
+    "signum", [signal.SIGTERM, signal.SIGHUP], ids=["signal-sigterm-output-file", "signal-sighup-output-file"]
+)
 def test_a_terminating_signal_removes_the_temporary_output_and_keeps_the_old_one(scratch: Path, signum: int) -> None:
     (scratch / "out.ids").write_text("previous output\n")
     status = _terminated_mid_write(
@@ -302,14 +336,20 @@ def test_sigterm_while_writing_shards_removes_the_new_set_and_keeps_the_old_one(
 
 def test_an_encode_error_names_its_record_once(scratch: Path) -> None:
     (scratch / "iupac.fa").write_text(">r1\nACGT\n>r2\nACGTRYACGT\n")
-    line = failed_without_changes(scratch, "encode", "-t", "dna.json", "iupac.fa", "-o", "out.ids", fragments=("iupac.fa, record r2",))
+    line = failed_without_changes(
+        scratch, "encode", "-t", "dna.json", "iupac.fa", "-o", "out.ids", fragments=("iupac.fa, record r2",)
+    )
     assert line.count("iupac.fa") == 1
 
 
 @pytest.mark.parametrize(
     "prefix, suffix",
     [(b"a" * 3_000_000, ""), (b"a" * 3_000_000, ".gz"), (b"a" * ((1 << 20) - 1) + "\u00e9".encode(), "")],
-    ids=["utf8-error-offset-in-file", "utf8-error-offset-in-gzip", "utf8-error-offset-after-a-character-split-by-a-block"],
+    ids=[
+        "utf8-error-offset-in-file",
+        "utf8-error-offset-in-gzip",
+        "utf8-error-offset-after-a-character-split-by-a-block",
+    ],
 )
 def test_a_utf8_error_names_its_byte_offset_in_the_file(scratch: Path, prefix: bytes, suffix: str) -> None:
     import gzip
@@ -317,25 +357,45 @@ def test_a_utf8_error_names_its_byte_offset_in_the_file(scratch: Path, prefix: b
     data = prefix + b"\xff tail\n"
     path = scratch / f"bad.txt{suffix}"
     path.write_bytes(gzip.compress(data) if suffix else data)
-    failed_without_changes(scratch, "encode", "-t", "text.json", path.name, "-o", "out.ids", fragments=(path.name, f"at byte {len(prefix)})"))
+    failed_without_changes(
+        scratch,
+        "encode",
+        "-t",
+        "text.json",
+        path.name,
+        "-o",
+        "out.ids",
+        fragments=(path.name, f"at byte {len(prefix)})"),
+    )
 
 
 @pytest.mark.parametrize("command", ["train", "encode"], ids=["input-dev-zero-train", "input-dev-zero-encode"])
 def test_dev_zero_as_input_is_not_a_regular_file(scratch: Path, command: str) -> None:
     args = ("train", CONFIGS_DIR / "gpt2-style.yaml", "/dev/zero", "-o", "out.json") if command == "train" else (
         "encode", "-t", "text.json", "/dev/zero", "-o", "out.ids")  # fmt: skip
-    failed_without_changes(scratch, *args, fragments=("/dev/zero", "not a regular file", "character device"), timeout=30)
+    failed_without_changes(
+        scratch, *args, fragments=("/dev/zero", "not a regular file", "character device"), timeout=30
+    )
 
 
 def test_a_fifo_as_input_is_not_a_regular_file(scratch: Path) -> None:
     os.mkfifo(scratch / "pipe")
     failed_without_changes(
-        scratch, "train", CONFIGS_DIR / "gpt2-style.yaml", "pipe", "-o", "out.json", fragments=("pipe", "not a regular file", "FIFO"), timeout=30
+        scratch,
+        "train",
+        CONFIGS_DIR / "gpt2-style.yaml",
+        "pipe",
+        "-o",
+        "out.json",
+        fragments=("pipe", "not a regular file", "FIFO"),
+        timeout=30,
     )
 
 
 def test_dev_zero_as_tokenizer_file_is_not_a_regular_file(scratch: Path) -> None:
-    failed_without_changes(scratch, "decode", "-t", "/dev/zero", "hello.ids", fragments=("/dev/zero", "not a regular file"), timeout=30)
+    failed_without_changes(
+        scratch, "decode", "-t", "/dev/zero", "hello.ids", fragments=("/dev/zero", "not a regular file"), timeout=30
+    )
 
 
 @pytest.mark.parametrize("value", ["-3", "0", "two", "1" * 5000])
@@ -350,11 +410,17 @@ def test_workers_must_be_a_positive_number_in_every_command(scratch: Path, comma
     assert len(line) < 200
 
 
-@pytest.mark.parametrize("name", ["../escaped", "sub/name", "..", "a\\b"], ids=["config-name-parent", "config-name-subdirectory", "config-name-dotdot", "config-name-backslash"])
+@pytest.mark.parametrize(
+    "name",
+    ["../escaped", "sub/name", "..", "a\\b"],
+    ids=["config-name-parent", "config-name-subdirectory", "config-name-dotdot", "config-name-backslash"],
+)
 def test_a_config_name_that_is_a_path_is_refused(scratch: Path, name: str) -> None:
     config = (CONFIGS_DIR / "gpt2-style.yaml").read_text().replace("output: ", "# output: ")
     run_in = scratch / "run"
     run_in.mkdir()
     (run_in / "config.yaml").write_text(config.replace("name: text-gpt2-32k", f"name: {name!r}", 1))
     assert f"name: {name!r}" in (run_in / "config.yaml").read_text(), "the config's name line was not found"
-    failed_without_changes(scratch, "train", "run/config.yaml", "docs.txt", "-q", fragments=("name", "not a plain name"))
+    failed_without_changes(
+        scratch, "train", "run/config.yaml", "docs.txt", "-q", fragments=("name", "not a plain name")
+    )

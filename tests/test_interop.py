@@ -27,8 +27,8 @@ from helpers.interop import (
     PURE,
     adversarial_inputs,
     assert_same_ids,
-    first_difference,
     byte_level_string,
+    first_difference,
     hf_merge_strings,
     hf_trained_bpe,
     published_vocabulary_path,
@@ -58,7 +58,6 @@ SPECIAL_TEXT = (
     "<|endoftext|>Hello world<|endoftext|><|endoftext|>def f(x):\n    return x<|pad|> tail<|pad|>"
     "in<|endoftext|>word  <|pad|>\n<|endoftext|>"
 )
-
 
 
 def docs_sample(docs_text: str) -> str:
@@ -200,7 +199,9 @@ def test_published_vocabulary_encodes_allowed_special_tokens_like_tiktoken(publi
 def trained(docs_path: Path) -> bpe_core.Tokenizer:
     """GPT-2 pattern, vocabulary 4096, tie_break smallest, trained on the whole Python docs."""
     return bpe_core.train(
-        {"pretokenizer": {"name": "gpt2"}, "trainer": {"vocab_size": 4096, "tie_break": "smallest"}}, [docs_path], progress=False
+        {"pretokenizer": {"name": "gpt2"}, "trainer": {"vocab_size": 4096, "tie_break": "smallest"}},
+        [docs_path],
+        progress=False,
     )
 
 
@@ -212,7 +213,11 @@ def trained_docs_ids(trained, docs) -> list[int]:
 @pytest.fixture(scope="module")
 def exported(trained, tmp_path_factory) -> dict[str, Path]:
     directory = tmp_path_factory.mktemp("exported")
-    paths = {"tiktoken": directory / "trained.tiktoken", "hf": directory / "tokenizer.json", "ours": directory / "trained.json"}
+    paths = {
+        "tiktoken": directory / "trained.tiktoken",
+        "hf": directory / "tokenizer.json",
+        "ours": directory / "trained.json",
+    }
     trained.to_tiktoken(paths["tiktoken"])
     trained.to_hf(paths["hf"])
     trained.save(paths["ours"])
@@ -243,9 +248,14 @@ def test_trained_vocabulary_exported_to_tiktoken_has_one_rank_per_id(trained, ex
     assert all(trained.token_bytes(rank) == token for token, rank in ranks.items())
 
 
-def test_trained_vocabulary_exported_to_tiktoken_gives_our_ids_on_the_python_docs(trained_in_tiktoken, trained_docs_ids, docs):
+def test_trained_vocabulary_exported_to_tiktoken_gives_our_ids_on_the_python_docs(
+    trained_in_tiktoken, trained_docs_ids, docs
+):
     assert_same_ids(
-        trained_docs_ids, trained_in_tiktoken.encode_ordinary(docs), "tiktoken", trained_in_tiktoken.decode_single_token_bytes
+        trained_docs_ids,
+        trained_in_tiktoken.encode_ordinary(docs),
+        "tiktoken",
+        trained_in_tiktoken.decode_single_token_bytes,
     )
     assert trained_in_tiktoken.decode(trained_docs_ids) == docs
 
@@ -271,13 +281,16 @@ def test_trained_vocabulary_exported_to_hf_gives_our_ids_on_any_unicode_text(tra
     @given(text=unicode_text)
     @example(text="'S'LL'Re'ſ I'M x'lL")
     def same_ids(text):
-        assert_same_ids(trained.encode_ordinary(text), trained_in_hf.encode(text, add_special_tokens=False).ids, "tokenizers")
+        assert_same_ids(
+            trained.encode_ordinary(text), trained_in_hf.encode(text, add_special_tokens=False).ids, "tokenizers"
+        )
 
     same_ids()
 
 
 def test_trained_vocabulary_exported_to_hf_loads_in_transformers_with_our_ids(trained, exported, docs):
     import transformers
+
     fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(exported["hf"]))
     sample = docs[: 3 * SLICE_CHARS]  # the whole docs are compared through tokenizers above
     assert_same_ids(trained.encode_ordinary(sample), fast.encode(sample, add_special_tokens=False), "transformers")
@@ -321,7 +334,9 @@ def test_special_tokens_take_the_ids_of_their_position(trained_with_specials):
 
 def test_special_tokens_exported_to_tiktoken_give_our_ids(trained_with_specials, docs_with_specials):
     _, tokenizer, _, tiktoken_path = trained_with_specials
-    encoding = tiktoken_encoding("specials", read_ranks(tiktoken_path), PUBLISHED_PATTERNS["gpt2"], tokenizer.special_ids)
+    encoding = tiktoken_encoding(
+        "specials", read_ranks(tiktoken_path), PUBLISHED_PATTERNS["gpt2"], tokenizer.special_ids
+    )
     ids = tokenizer.encode(docs_with_specials, allowed_special="all")
     assert_same_ids(ids, encoding.encode(docs_with_specials, allowed_special="all"), "tiktoken")
     assert encoding.decode(ids) == docs_with_specials
@@ -339,6 +354,7 @@ def test_special_tokens_exported_to_hf_give_our_ids(trained_with_specials, docs_
 
 def test_special_tokens_exported_to_hf_give_our_ids_in_transformers(trained_with_specials, docs_with_specials):
     import transformers
+
     _, tokenizer, hf_path, _ = trained_with_specials
     fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(hf_path))
     ids = tokenizer.encode(docs_with_specials, allowed_special="all")
@@ -357,7 +373,9 @@ def published_in_hf(published, tmp_path_factory) -> Tokenizer:
 def test_published_vocabulary_exported_to_hf_encodes_the_docs_like_tiktoken(published, published_in_hf, docs):
     _, _, theirs, _ = published
     sample = docs[: 2 * SLICE_CHARS]
-    assert_same_ids(published_in_hf.encode(sample, add_special_tokens=False).ids, theirs.encode_ordinary(sample), "tiktoken")
+    assert_same_ids(
+        published_in_hf.encode(sample, add_special_tokens=False).ids, theirs.encode_ordinary(sample), "tiktoken"
+    )
 
 
 def test_published_special_tokens_exported_to_hf_keep_tiktokens_ids(published, published_in_hf, docs_with_specials):
@@ -371,7 +389,10 @@ def test_published_special_tokens_exported_to_hf_keep_tiktokens_ids(published, p
 
 def test_regex_tokenizer_that_keeps_unmatched_text_exports_to_hf_with_our_ids(docs_slice_path, docs, tmp_path):
     tokenizer = bpe_core.train(
-        {"pretokenizer": {"name": "regex", "pattern": r"\p{L}+|\p{N}", "unmatched": "keep"}, "trainer": {"vocab_size": 600}},
+        {
+            "pretokenizer": {"name": "regex", "pattern": r"\p{L}+|\p{N}", "unmatched": "keep"},
+            "trainer": {"vocab_size": 600},
+        },
         [docs_slice_path],
         progress=False,
     )
@@ -379,7 +400,9 @@ def test_regex_tokenizer_that_keeps_unmatched_text_exports_to_hf_with_our_ids(do
     sample = docs[:100_000] + " x, y; 42\n"
     ids = tokenizer.encode(sample)
     assert_same_ids(
-        ids, Tokenizer.from_file(str(tmp_path / "tokenizer.json")).encode(sample, add_special_tokens=False).ids, "tokenizers"
+        ids,
+        Tokenizer.from_file(str(tmp_path / "tokenizer.json")).encode(sample, add_special_tokens=False).ids,
+        "tokenizers",
     )
     assert bpe_core.from_hf(tmp_path / "tokenizer.json").encode(sample) == ids
 
@@ -431,7 +454,11 @@ def test_hf_tokenizer_json_layouts_are_the_ones_under_test(hf_imported):
     layout, _, _, path = hf_imported
     pre_tokenizer = json.loads(path.read_text(encoding="utf-8"))["pre_tokenizer"]
     if layout == "bytelevel":
-        assert pre_tokenizer["type"] == "ByteLevel" and pre_tokenizer["use_regex"] and not pre_tokenizer["add_prefix_space"]
+        assert (
+            pre_tokenizer["type"] == "ByteLevel"
+            and pre_tokenizer["use_regex"]
+            and not pre_tokenizer["add_prefix_space"]
+        )
     else:
         assert [part["type"] for part in pre_tokenizer["pretokenizers"]] == ["Split", "ByteLevel"]
 
@@ -460,7 +487,9 @@ def test_hf_trained_vocabulary_imported_gives_hfs_ids_on_the_python_docs(hf_impo
 def test_hf_trained_vocabulary_imported_gives_hfs_ids_with_special_tokens_in_the_text(hf_imported, docs_with_specials):
     _, hf, ours, _ = hf_imported
     text = docs_with_specials.replace("<|pad|>", "<|endoftext|>")
-    assert_same_ids(ours.encode(text, allowed_special="all"), hf.encode(text, add_special_tokens=False).ids, "tokenizers")
+    assert_same_ids(
+        ours.encode(text, allowed_special="all"), hf.encode(text, add_special_tokens=False).ids, "tokenizers"
+    )
 
 
 def test_hf_trained_vocabulary_imported_gives_hfs_ids_on_any_unicode_text(hf_imported):
@@ -469,7 +498,9 @@ def test_hf_trained_vocabulary_imported_gives_hfs_ids_on_any_unicode_text(hf_imp
     @settings(max_examples=EXAMPLES)
     @given(text=unicode_text)
     def same_ids(text):
-        assert_same_ids(ours.encode(text, allowed_special="all"), hf.encode(text, add_special_tokens=False).ids, "tokenizers")
+        assert_same_ids(
+            ours.encode(text, allowed_special="all"), hf.encode(text, add_special_tokens=False).ids, "tokenizers"
+        )
 
     same_ids()
 
@@ -488,7 +519,9 @@ def test_hf_merges_load_as_strings_and_as_pairs(hf_imported, merge_format, docs,
     sample = docs[: SLICE_CHARS // 2]
     expected = hf.encode(sample, add_special_tokens=False).ids
     assert_same_ids(
-        Tokenizer.from_file(str(rewritten)).encode(sample, add_special_tokens=False).ids, expected, "tokenizers (rewritten)"
+        Tokenizer.from_file(str(rewritten)).encode(sample, add_special_tokens=False).ids,
+        expected,
+        "tokenizers (rewritten)",
     )
     assert_same_ids(bpe_core.from_hf(rewritten).encode_ordinary(sample), expected, "tokenizers")
 
@@ -533,7 +566,8 @@ def hf_normalized_bpe(normalizer: str, text: str, path: Path) -> tuple[Tokenizer
     hf.normalizer = getattr(normalizers, normalizer)()
     hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     hf.train_from_iterator(
-        [text], trainers.BpeTrainer(vocab_size=500, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+        [text],
+        trainers.BpeTrainer(vocab_size=500, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False),
     )
     hf.save(str(path))
     return hf, bpe_core.from_hf(path)
@@ -559,12 +593,16 @@ def test_hf_normalizer_is_reproduced_on_the_docs_and_on_text_it_changes(normaliz
     hf, ours = hf_normalized_bpe(normalizer, docs_text[:200_000], tmp_path / "tokenizer.json")
     scripts = adversarial_inputs()["mixed-scripts"].replace("Σ", "")  # final sigma: see the next test
     sample = docs_text[:300_000] + scripts + adversarial_inputs()["combining-marks"]
-    assert_same_ids(ours.encode_ordinary(sample), hf.encode(sample, add_special_tokens=False).ids, f"tokenizers ({normalizer})")
+    assert_same_ids(
+        ours.encode_ordinary(sample), hf.encode(sample, add_special_tokens=False).ids, f"tokenizers ({normalizer})"
+    )
 
     @settings(max_examples=EXAMPLES)
     @given(text=st.text(NORMALIZABLE, max_size=40))
     def same_ids(text):
-        assert_same_ids(ours.encode_ordinary(text), hf.encode(text, add_special_tokens=False).ids, f"tokenizers ({normalizer})")
+        assert_same_ids(
+            ours.encode_ordinary(text), hf.encode(text, add_special_tokens=False).ids, f"tokenizers ({normalizer})"
+        )
 
     same_ids()
 
@@ -688,7 +726,9 @@ def test_tie_break_hf_learns_hfs_merges_in_order_on_a_docs_slice_at_8192(docs_te
 
 
 # Few symbols and short texts: many equal pair counts, so the tie-break decides most merges.
-tie_heavy_text = st.lists(st.sampled_from(list("abcab  \n'sé中😀1") + ["ab", " a", "'s", "\r\n"]), max_size=150).map("".join)
+tie_heavy_text = st.lists(st.sampled_from(list("abcab  \n'sé中😀1") + ["ab", " a", "'s", "\r\n"]), max_size=150).map(
+    "".join
+)
 
 
 def test_tie_break_hf_learns_hfs_merges_on_small_corpora(tmp_path):
@@ -712,7 +752,9 @@ def test_tie_break_hf_learns_hfs_merges_on_small_corpora(tmp_path):
                 our_hf_merges([path], vocab_size, min_frequency, special_tokens, workers=1)
             return
         ours = our_hf_merges([path], vocab_size, min_frequency, special_tokens, workers=1)
-        theirs = hf_merge_strings(hf_trained_bpe(text, vocab_size, min_frequency=min_frequency, special_tokens=special_tokens))
+        theirs = hf_merge_strings(
+            hf_trained_bpe(text, vocab_size, min_frequency=min_frequency, special_tokens=special_tokens)
+        )
         assert ours == theirs
 
     same_merges()
@@ -733,7 +775,17 @@ def cli_imported(request, cli_dir) -> tuple[str, Path]:
     name = request.param
     output = cli_dir / f"{name}.json"
     assert_ok(
-        run_bpe("import", "--format", "tiktoken", published_vocabulary_path(name), "--pattern", name, "-o", output, cwd=cli_dir)
+        run_bpe(
+            "import",
+            "--format",
+            "tiktoken",
+            published_vocabulary_path(name),
+            "--pattern",
+            name,
+            "-o",
+            output,
+            cwd=cli_dir,
+        )
     )
     return name, output
 
@@ -755,8 +807,12 @@ def test_cli_imports_a_tiktoken_file_with_special_tokens(cli_dir, docs_with_spec
     path = published_vocabulary_path("cl100k")
     output = cli_dir / "cl100k-specials.json"
     specials = [f"--special={token}={token_id}" for token, token_id in PUBLISHED_SPECIAL_TOKENS["cl100k"].items()]
-    assert_ok(run_bpe("import", "--format", "tiktoken", path, "--pattern", "cl100k", *specials, "-o", output, cwd=cli_dir))
-    encoding = tiktoken_encoding("cl100k", read_ranks(path), PUBLISHED_PATTERNS["cl100k"], PUBLISHED_SPECIAL_TOKENS["cl100k"])
+    assert_ok(
+        run_bpe("import", "--format", "tiktoken", path, "--pattern", "cl100k", *specials, "-o", output, cwd=cli_dir)
+    )
+    encoding = tiktoken_encoding(
+        "cl100k", read_ranks(path), PUBLISHED_PATTERNS["cl100k"], PUBLISHED_SPECIAL_TOKENS["cl100k"]
+    )
     ids = bpe_core.load(output).encode(docs_with_specials.replace("<|pad|>", "<|fim_middle|>"), allowed_special="all")
     assert_same_ids(
         ids, encoding.encode(docs_with_specials.replace("<|pad|>", "<|fim_middle|>"), allowed_special="all"), "tiktoken"
@@ -768,7 +824,9 @@ def test_cli_imports_an_hf_tokenizer_json_that_encodes_like_hf(hf_imported, cli_
     output = cli_dir / f"hf-{layout}.json"
     assert_ok(run_bpe("import", "--format", "hf", path, "-o", output, cwd=cli_dir))
     sample = docs[:SLICE_CHARS]
-    assert_same_ids(bpe_core.load(output).encode_ordinary(sample), hf.encode(sample, add_special_tokens=False).ids, "tokenizers")
+    assert_same_ids(
+        bpe_core.load(output).encode_ordinary(sample), hf.encode(sample, add_special_tokens=False).ids, "tokenizers"
+    )
 
 
 def test_cli_exports_our_tokenizer_to_hf_and_tiktoken_with_our_ids(exported, trained, cli_dir, docs):
@@ -828,7 +886,10 @@ CLI_ERRORS = {
         ["import", "--format", "tiktoken", "{cl100k}", "--special", "<|x|>=5", "-o", "out.json"],
         ["special token id 5", "rank"],
     ),
-    "export of a missing tokenizer": (["export", "-t", "missing.json", "--format", "hf", "-o", "out.json"], ["missing.json"]),
+    "export of a missing tokenizer": (
+        ["export", "-t", "missing.json", "--format", "hf", "-o", "out.json"],
+        ["missing.json"],
+    ),
     "export of a tokenizer.json given as ours": (
         ["export", "-t", "{wordpiece}", "--format", "tiktoken", "-o", "out.tiktoken"],
         ["wordpiece.json"],

@@ -24,8 +24,6 @@ from typing import Any
 
 import mido
 import pytest
-from bpe_midi import smf
-from bpe_midi.song import Song, events_from_mido, read_song, song_from_events
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
 from helpers.midi import (
     REMI_BPE_CONFIG,
@@ -56,6 +54,8 @@ from hypothesis import strategies as st
 
 import bpe_core
 from bpe_core import BpeError
+from bpe_midi import smf
+from bpe_midi.song import Song, events_from_mido, read_song, song_from_events
 
 PARSERS = ("fast", "mido")
 TRAINING_SONGS = 50
@@ -197,7 +197,9 @@ def test_compiled_parser_gives_exactly_the_events_mido_gives_on_every_song(pop90
     def check(case: SongCase) -> list[str]:
         midi_format, ticks_per_beat, tracks = smf.parse(Path(case.path).read_bytes())
         if (midi_format, ticks_per_beat) != (case.midi_type, case.ticks_per_beat):
-            return [f"format/ticks per beat {(midi_format, ticks_per_beat)}, mido {(case.midi_type, case.ticks_per_beat)}"]
+            return [
+                f"format/ticks per beat {(midi_format, ticks_per_beat)}, mido {(case.midi_type, case.ticks_per_beat)}"
+            ]
         if digest(tracks) != case.mido_events:
             expected = events_from_mido(mido.MidiFile(case.path))
             for index, (ours, theirs) in enumerate(zip(tracks, expected)):
@@ -205,7 +207,8 @@ def test_compiled_parser_gives_exactly_the_events_mido_gives_on_every_song(pop90
                     at = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
                     at -= at % smf.FIELDS
                     return [
-                        f"track {index} differs at event {at // smf.FIELDS}: {ours[at : at + 5]} vs mido {theirs[at : at + 5]}"
+                        f"track {index} differs at event {at // smf.FIELDS}: {ours[at : at + 5]} vs mido "
+                        f"{theirs[at : at + 5]}"
                     ]
             return [f"{len(tracks)} tracks, mido {len(expected)}"]
         return []
@@ -213,15 +216,21 @@ def test_compiled_parser_gives_exactly_the_events_mido_gives_on_every_song(pop90
     assert not failures(pop909_cases, check, round_trip=False)
 
 
-def test_fast_and_mido_parsers_read_the_same_song_from_every_file(pop909_cases: list[SongCase], songs: list[Path]) -> None:
+def test_fast_and_mido_parsers_read_the_same_song_from_every_file(
+    pop909_cases: list[SongCase], songs: list[Path]
+) -> None:
     """read_song(path, "fast") == read_song(path, "mido"): on every song against the Song the mido
     parser builds from the fixture's one mido reading, and on a sample through read_song itself."""
-    assert not failures(pop909_cases, lambda case: [] if case.fast_song_is_mido_song else ["read_song differs"], round_trip=False)
+    assert not failures(
+        pop909_cases, lambda case: [] if case.fast_song_is_mido_song else ["read_song differs"], round_trip=False
+    )
     for path in songs[::90] + [songs[470]]:  # songs[470] has 960 ticks per beat
         assert read_song(str(path), "fast") == read_song(str(path), "mido"), path.name
 
 
-def test_the_mido_parser_option_gives_the_same_tokenizer_and_ids(songs: list[Path], mido_tokenizer: bpe_core.Tokenizer) -> None:
+def test_the_mido_parser_option_gives_the_same_tokenizer_and_ids(
+    songs: list[Path], mido_tokenizer: bpe_core.Tokenizer
+) -> None:
     fast = small_tokenizer(songs, parser="fast")
     assert mido_tokenizer.merges == fast.merges
     assert mido_tokenizer.encode(songs[100]) == fast.encode(songs[100])
@@ -238,9 +247,13 @@ channels = st.integers(0, 15)
 data_bytes = st.integers(0, 127)
 channel_messages = st.one_of(
     st.builds(lambda c, n, v: mido.Message("note_on", channel=c, note=n, velocity=v), channels, data_bytes, data_bytes),
-    st.builds(lambda c, n, v: mido.Message("note_off", channel=c, note=n, velocity=v), channels, data_bytes, data_bytes),
+    st.builds(
+        lambda c, n, v: mido.Message("note_off", channel=c, note=n, velocity=v), channels, data_bytes, data_bytes
+    ),
     st.builds(lambda c, p: mido.Message("program_change", channel=c, program=p), channels, data_bytes),
-    st.builds(lambda c, n, v: mido.Message("control_change", channel=c, control=n, value=v), channels, data_bytes, data_bytes),
+    st.builds(
+        lambda c, n, v: mido.Message("control_change", channel=c, control=n, value=v), channels, data_bytes, data_bytes
+    ),
     st.builds(lambda c, p: mido.Message("pitchwheel", channel=c, pitch=p), channels, st.integers(-8192, 8191)),
     st.builds(lambda c, v: mido.Message("aftertouch", channel=c, value=v), channels, data_bytes),
     st.builds(lambda c, n, v: mido.Message("polytouch", channel=c, note=n, value=v), channels, data_bytes, data_bytes),
@@ -249,9 +262,13 @@ other_messages = st.one_of(
     st.builds(lambda data: mido.Message("sysex", data=data), st.lists(data_bytes, max_size=12)),
     st.builds(lambda t: mido.MetaMessage("set_tempo", tempo=t), st.integers(0, 2**24 - 1)),
     st.builds(
-        lambda n, d: mido.MetaMessage("time_signature", numerator=n, denominator=2**d), st.integers(1, 255), st.integers(0, 6)
+        lambda n, d: mido.MetaMessage("time_signature", numerator=n, denominator=2**d),
+        st.integers(1, 255),
+        st.integers(0, 6),
     ),
-    st.builds(lambda text: mido.MetaMessage("track_name", name=text), st.text(st.characters(max_codepoint=255), max_size=8)),
+    st.builds(
+        lambda text: mido.MetaMessage("track_name", name=text), st.text(st.characters(max_codepoint=255), max_size=8)
+    ),
     st.builds(lambda key: mido.MetaMessage("key_signature", key=key), st.sampled_from(["C", "Am", "F#", "Eb", "Bbm"])),
     st.just(mido.MetaMessage("marker", text="verse")),
 )
@@ -358,7 +375,9 @@ note_messages = st.lists(
 
 @settings(max_examples=150)
 @given(st.lists(note_messages, min_size=1, max_size=3), st.booleans())
-def test_reader_notes_equal_the_independent_reading(streams: list[list[tuple[int, str, int, int, int]]], as_type0: bool) -> None:
+def test_reader_notes_equal_the_independent_reading(
+    streams: list[list[tuple[int, str, int, int, int]]], as_type0: bool
+) -> None:
     """Random note streams (overlaps, velocity-0 offs, unmatched offs, unclosed notes, program
     changes, drums) read to the same notes by both parsers and by the test's own reader."""
     midi = mido.MidiFile(type=1, ticks_per_beat=96)
@@ -397,7 +416,9 @@ def test_decoding_keeps_every_in_range_note_of_every_song(pop909_cases: list[Son
     assert not failures(pop909_cases, check)
 
 
-def test_decoding_keeps_tempos_and_time_signatures_of_every_song(pop909_cases: list[SongCase], grid: Quantization) -> None:
+def test_decoding_keeps_tempos_and_time_signatures_of_every_song(
+    pop909_cases: list[SongCase], grid: Quantization
+) -> None:
     def check(case: SongCase) -> list[str]:
         assert case.original is not None and case.decoded is not None
         original, decoded = case.original.unpack(), case.decoded.unpack()
@@ -413,7 +434,8 @@ def test_encoding_the_decoded_song_gives_the_same_ids_on_every_song(pop909_cases
         if case.ids == case.reencoded:
             return []
         at = next(
-            (i for i, (a, b) in enumerate(zip(case.ids, case.reencoded)) if a != b), min(len(case.ids), len(case.reencoded))
+            (i for i, (a, b) in enumerate(zip(case.ids, case.reencoded)) if a != b),
+            min(len(case.ids), len(case.reencoded)),
         )
         return [f"{len(case.ids)} ids, {len(case.reencoded)} after the round trip; first difference at {at}"]
 
@@ -424,7 +446,11 @@ EVENT_KINDS = ("Bar", "TimeSig", "Position", "Tempo", "note", "note", "note", "a
 
 
 @settings(max_examples=100)
-@given(st.lists(st.tuples(st.sampled_from(EVENT_KINDS), st.lists(st.integers(0, 10**6), min_size=4, max_size=4)), max_size=40))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(EVENT_KINDS), st.lists(st.integers(0, 10**6), min_size=4, max_size=4)), max_size=40
+    )
+)
 def test_any_event_sequence_decodes_to_a_midi_file_that_encoding_keeps(
     remi_bpe: bpe_core.Tokenizer, sequence: list[tuple[str, list[int]]]
 ) -> None:
@@ -455,7 +481,9 @@ def test_the_decoded_song_is_a_type_1_midi_file_that_mido_reads_back(
     decoded = remi_bpe.decode(remi_bpe.encode(songs[0]))
     assert isinstance(decoded, mido.MidiFile) and decoded.type == 1
     written = saved(decoded, tmp_path / "decoded.mid")
-    assert note_multiset(reference_song(mido.MidiFile(str(written))).notes) == note_multiset(reference_song(decoded).notes)
+    assert note_multiset(reference_song(mido.MidiFile(str(written))).notes) == note_multiset(
+        reference_song(decoded).notes
+    )
     assert remi_bpe.encode(written) == remi_bpe.encode(songs[0])
 
 
@@ -503,7 +531,11 @@ def drum_song() -> mido.MidiFile:
         [
             [tempo(0, 100), time_signature(0, 4, 4)],
             [program_change(0, 33, channel=1), *note(0, 960, 40, 100, channel=1)],
-            [*note(0, 120, 36, 110, channel=9), *note(480, 600, 38, 100, channel=9), *note(960, 1080, 42, 60, channel=9)],
+            [
+                *note(0, 120, 36, 110, channel=9),
+                *note(480, 600, 38, 100, channel=9),
+                *note(960, 1080, 42, 60, channel=9),
+            ],
         ]
     )
 
@@ -513,7 +545,9 @@ def test_drums_become_program_drums_and_decode_to_channel_10(remi_bpe: bpe_core.
     labels = events(remi_bpe, ids)
     assert labels.count("Program_drums") == 3 and labels.count("Program_33") == 1
     decoded = remi_bpe.decode(ids)
-    channels = {(message.note, message.channel) for track in decoded.tracks for message in track if message.type == "note_on"}
+    channels = {
+        (message.note, message.channel) for track in decoded.tracks for message in track if message.type == "note_on"
+    }
     assert {channel for pitch, channel in channels if pitch != 40} == {9}
     assert {channel for pitch, channel in channels if pitch == 40} != {9}
     assert 33 in {message.program for track in decoded.tracks for message in track if message.type == "program_change"}
@@ -644,7 +678,9 @@ def test_tempo_changes_appear_as_tempo_tokens(remi_bpe: bpe_core.Tokenizer, grid
     assert [tick for tick, _ in decoded.tempos] == [0, 1920, 3840 + 960]
 
 
-def test_a_song_without_tempo_or_time_signature_gets_midi_defaults(remi_bpe: bpe_core.Tokenizer, grid: Quantization) -> None:
+def test_a_song_without_tempo_or_time_signature_gets_midi_defaults(
+    remi_bpe: bpe_core.Tokenizer, grid: Quantization
+) -> None:
     song = midi_file([note(0, 480, 60) + note(1920, 2400, 62)])
     labels = events(remi_bpe, remi_bpe.encode(song))
     assert labels[:2] == ["Bar", "TimeSig_4/4"]
@@ -678,7 +714,11 @@ BROKEN_KINDS = ["truncated", "not MIDI", "empty", "header only"]
 @pytest.mark.parametrize("parser", PARSERS)
 @pytest.mark.parametrize("kind", BROKEN_KINDS)
 def test_a_broken_file_is_a_bpe_error_naming_the_file(
-    broken_files: dict[str, Path], kind: str, parser: str, remi_bpe: bpe_core.Tokenizer, mido_tokenizer: bpe_core.Tokenizer
+    broken_files: dict[str, Path],
+    kind: str,
+    parser: str,
+    remi_bpe: bpe_core.Tokenizer,
+    mido_tokenizer: bpe_core.Tokenizer,
 ) -> None:
     path = broken_files[kind]
     with pytest.raises(BpeError, match=re.escape(str(path))):
@@ -721,7 +761,14 @@ def test_training_skips_a_corrupt_file_naming_it_and_counting_skipped_files(
     folder_with_a_corrupt_file: Path, tmp_path: Path
 ) -> None:
     result = run_bpe(
-        "train", REMI_BPE_CONFIG, folder_with_a_corrupt_file, "--set", "trainer.vocab_size=700", "-o", "tok.json", cwd=tmp_path
+        "train",
+        REMI_BPE_CONFIG,
+        folder_with_a_corrupt_file,
+        "--set",
+        "trainer.vocab_size=700",
+        "-o",
+        "tok.json",
+        cwd=tmp_path,
     )
     assert_ok(result)
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning")]
@@ -752,12 +799,17 @@ def test_training_with_strict_makes_a_corrupt_file_an_error(folder_with_a_corrup
 def test_training_through_the_api_skips_a_corrupt_file(
     folder_with_a_corrupt_file: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    tokenizer = bpe_core.train(REMI_BPE_CONFIG, [folder_with_a_corrupt_file], {"trainer.vocab_size": 700}, progress=False)
+    tokenizer = bpe_core.train(
+        REMI_BPE_CONFIG, [folder_with_a_corrupt_file], {"trainer.vocab_size": 700}, progress=False
+    )
     assert len(tokenizer.provenance["inputs"]) == 8
     assert "999.mid" in capfd.readouterr().err
     with pytest.raises(BpeError, match="999.mid"):
         bpe_core.train(
-            REMI_BPE_CONFIG, [folder_with_a_corrupt_file], {"trainer.vocab_size": 700, "input.on_error": "error"}, progress=False
+            REMI_BPE_CONFIG,
+            [folder_with_a_corrupt_file],
+            {"trainer.vocab_size": 700, "input.on_error": "error"},
+            progress=False,
         )
 
 
@@ -785,14 +837,22 @@ def test_encoding_report_agrees_with_an_independent_count(
     assert report.get("notes", 0) == len(reference.notes)
     assert report.get("dropped_pitch_out_of_range", 0) == len(reference.notes) - len(kept) == 2
     assert (
-        report.get("notes_kept", 0) + report.get("dropped_pitch_out_of_range", 0) + report.get("dropped_program_not_allowed", 0)
+        report.get("notes_kept", 0)
+        + report.get("dropped_pitch_out_of_range", 0)
+        + report.get("dropped_program_not_allowed", 0)
         == report["notes"]
     )
     assert report.get("onsets_moved", 0) == len(off_grid)
-    shift = max(abs(item.start / ticks_per_beat - grid.step(item.start, ticks_per_beat) / grid.beat_resolution) for item in kept)
+    shift = max(
+        abs(item.start / ticks_per_beat - grid.step(item.start, ticks_per_beat) / grid.beat_resolution) for item in kept
+    )
     assert report.get("max_onset_shift_beats", 0) == pytest.approx(shift, abs=1e-6)
     longest = grid.duration_bins[-1]
-    assert report.get("durations_clipped", 0) == sum(grid.quantized_steps(item, ticks_per_beat) > longest for item in kept) >= 1
+    assert (
+        report.get("durations_clipped", 0)
+        == sum(grid.quantized_steps(item, ticks_per_beat) > longest for item in kept)
+        >= 1
+    )
     # binned: changed by quantization (a velocity that is no bin's value comes back as another)
     decoded = reference_song(remi_bpe.decode(remi_bpe.encode(path)))
     representatives = set(remi_velocities(remi_bpe))
@@ -811,10 +871,19 @@ def remi_velocities(tokenizer: bpe_core.Tokenizer) -> list[int]:
     return [int(label.split("_")[1]) for label in tokenizer.alphabet if label.startswith("Velocity_")]
 
 
-def test_encoding_report_names_every_count_even_when_it_is_zero(remi_bpe: bpe_core.Tokenizer, songs: list[Path]) -> None:
+def test_encoding_report_names_every_count_even_when_it_is_zero(
+    remi_bpe: bpe_core.Tokenizer, songs: list[Path]
+) -> None:
     """As Tokenizer.encoding_report's docstring shows: report["dropped_pitch_out_of_range"] is 0."""
     report = remi_bpe.encoding_report(songs[0])
-    for key in ("notes", "notes_kept", "dropped_pitch_out_of_range", "onsets_moved", "durations_clipped", "velocities_binned"):
+    for key in (
+        "notes",
+        "notes_kept",
+        "dropped_pitch_out_of_range",
+        "onsets_moved",
+        "durations_clipped",
+        "velocities_binned",
+    ):
         assert key in report, f"{key} missing from {report}"
 
 
@@ -846,13 +915,25 @@ def test_split_beat_never_merges_across_a_beat(songs: list[Path]) -> None:
 # configs and the command line
 
 
-def test_cli_trains_inspects_encodes_and_decodes_to_a_midi_file(songs: list[Path], grid: Quantization, tmp_path: Path) -> None:
+def test_cli_trains_inspects_encodes_and_decodes_to_a_midi_file(
+    songs: list[Path], grid: Quantization, tmp_path: Path
+) -> None:
     corpus = tmp_path / "songs"
     corpus.mkdir()
     for path in songs[:TRAINING_SONGS]:
         (corpus / path.name).write_bytes(path.read_bytes())
     assert_ok(
-        run_bpe("train", REMI_BPE_CONFIG, corpus, "--set", "trainer.vocab_size=700", "-o", "tok.json", "--quiet", cwd=tmp_path)
+        run_bpe(
+            "train",
+            REMI_BPE_CONFIG,
+            corpus,
+            "--set",
+            "trainer.vocab_size=700",
+            "-o",
+            "tok.json",
+            "--quiet",
+            cwd=tmp_path,
+        )
     )
     shown = assert_ok(run_bpe("inspect", "tok.json", cwd=tmp_path))
     assert "base symbols (events) per token" in shown
@@ -862,7 +943,9 @@ def test_cli_trains_inspects_encodes_and_decodes_to_a_midi_file(songs: list[Path
     shown_events = [re.search(r"'(.*)'", line) for line in most_used]
     assert len(most_used) == 10 and all(shown_events), shown
     for found in shown_events:
-        assert found is not None and len(found.group(1).split("+")) >= 2 and set(found.group(1).split("+")) <= alphabet, found
+        assert (
+            found is not None and len(found.group(1).split("+")) >= 2 and set(found.group(1).split("+")) <= alphabet
+        ), found
     assert_ok(run_bpe("encode", "-t", "tok.json", corpus / "001.mid", "-o", "ids.txt", cwd=tmp_path))
     result = run_bpe("decode", "-t", "tok.json", "ids.txt", "-o", "out.mid", cwd=tmp_path)
     assert_ok(result)
@@ -936,7 +1019,9 @@ def test_metrics_count_events_tokens_beats_and_the_most_used_merged_tokens(
     assert measured["tokens_per_beat"] == pytest.approx(tokens / beats, abs=1e-4)
     merged = set(remi_bpe.merged_ids())
     usage = Counter(token for ids in encoded for token in ids if token in merged)
-    assert [(token, count) for token, count, _ in measured["most_used"]] == sorted(usage.items(), key=lambda item: -item[1])[:5]
+    assert [(token, count) for token, count, _ in measured["most_used"]] == sorted(
+        usage.items(), key=lambda item: -item[1]
+    )[:5]
     assert all(shown == remi_bpe.token_symbols(token) for token, _, shown in measured["most_used"])
 
 
@@ -952,9 +1037,13 @@ def test_remi_bpe_config_learns_its_vocabulary_on_the_training_songs(remi_bpe: b
     assert remi_bpe.provenance["symbols"] > remi_bpe.provenance["tokens"]
 
 
-def test_a_saved_tokenizer_encodes_and_decodes_the_same(remi_bpe: bpe_core.Tokenizer, songs: list[Path], tmp_path: Path) -> None:
+def test_a_saved_tokenizer_encodes_and_decodes_the_same(
+    remi_bpe: bpe_core.Tokenizer, songs: list[Path], tmp_path: Path
+) -> None:
     remi_bpe.save(tmp_path / "tok.json")
     loaded = bpe_core.load(tmp_path / "tok.json")
     ids = remi_bpe.encode(songs[7])
     assert loaded.encode(songs[7]) == ids
-    assert note_multiset(reference_song(loaded.decode(ids)).notes) == note_multiset(reference_song(remi_bpe.decode(ids)).notes)
+    assert note_multiset(reference_song(loaded.decode(ids)).notes) == note_multiset(
+        reference_song(remi_bpe.decode(ids)).notes
+    )

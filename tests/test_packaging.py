@@ -48,7 +48,9 @@ def run(*command: object, cwd: Path, timeout: float = 900, **environment: str) -
     result = subprocess.run(
         [str(part) for part in command], cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout, check=False
     )
-    assert result.returncode == 0, f"{command} exited {result.returncode}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    assert result.returncode == 0, (
+        f"{command} exited {result.returncode}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    )
     return result
 
 
@@ -88,14 +90,28 @@ def fresh_venv(isolated_build: Path, tmp_path_factory: pytest.TempPathFactory) -
     """A new virtual environment with the wheel installed, and its dependencies resolved by pip."""
     venv = tmp_path_factory.mktemp("fresh-venv") / "venv"
     run(sys.executable, "-m", "venv", venv, cwd=venv.parent)
-    run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", only(list(isolated_build.glob("*.whl"))), cwd=venv.parent)
+    run(
+        venv / "bin" / "python",
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        only(list(isolated_build.glob("*.whl"))),
+        cwd=venv.parent,
+    )
     return venv
 
 
 def test_the_sdist_holds_everything_the_build_needs(isolated_build: Path) -> None:
     with tarfile.open(only(list(isolated_build.glob("*.tar.gz")))) as archive:
         names = {name.partition("/")[2] for name in archive.getnames()}
-    for needed in ["setup.py", "pyproject.toml", "README.md", "configs/gpt2-style.yaml", "examples/bpe-protein/pyproject.toml"]:
+    for needed in [
+        "setup.py",
+        "pyproject.toml",
+        "README.md",
+        "configs/gpt2-style.yaml",
+        "examples/bpe-protein/pyproject.toml",
+    ]:
         assert needed in names, needed
     for module in COMPILED_MODULES:
         source = module if module.startswith("bpe_core/") else f"plugins/{module}"
@@ -138,7 +154,18 @@ def test_without_a_c_compiler_the_wheel_is_pure_python_with_one_warning(
     source = source_copy(tmp_path_factory, "no-compiler")
     dist = source.parent / "dist"
     # without isolation: this environment has the build's requirements, and only the compiler fails
-    build = run(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", dist, source, cwd=source.parent, CC="/bin/false")
+    build = run(
+        sys.executable,
+        "-m",
+        "build",
+        "--wheel",
+        "--no-isolation",
+        "--outdir",
+        dist,
+        source,
+        cwd=source.parent,
+        CC="/bin/false",
+    )
     warnings = [line for line in (build.stdout + build.stderr).splitlines() if line.startswith("warning: bpe-core")]
     assert len(warnings) == 1, warnings
     assert "no working C compiler" in warnings[0] and "pure Python" in warnings[0]
@@ -151,14 +178,31 @@ def test_without_a_c_compiler_the_wheel_is_pure_python_with_one_warning(
     with zipfile.ZipFile(only(list(dist.glob("*.whl")))) as archive:
         archive.extractall(site)
     # the extracted wheel first on the path, this environment's dependencies after it
-    version = run(sys.executable, "-c", "import sys; from bpe_core.cli import main; sys.exit(main(['--version']))", cwd=site, PYTHONPATH=str(site))
+    version = run(
+        sys.executable,
+        "-c",
+        "import sys; from bpe_core.cli import main; sys.exit(main(['--version']))",
+        cwd=site,
+        PYTHONPATH=str(site),
+    )
     assert "(engine: pure Python)" in version.stdout
 
 
 def test_bpe_core_pure_builds_a_pure_python_wheel_for_any_platform(tmp_path_factory: pytest.TempPathFactory) -> None:
     source = source_copy(tmp_path_factory, "pure-build")
     dist = source.parent / "dist"
-    run(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", dist, source, cwd=source.parent, BPE_CORE_PURE="1")
+    run(
+        sys.executable,
+        "-m",
+        "build",
+        "--wheel",
+        "--no-isolation",
+        "--outdir",
+        dist,
+        source,
+        cwd=source.parent,
+        BPE_CORE_PURE="1",
+    )
     wheel = only(list(dist.glob("*.whl")))
     assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
     assert not [name for name in wheel_names(wheel) if name.endswith(".so")]

@@ -129,7 +129,9 @@ def test_hook_that_returns_no_dict_is_an_error_naming_the_plugin() -> None:
         ("normalizer", "nfkx", ["lowercase", "nfc", "nfd", "nfkc", "nfkd"], None),
     ],
 )
-def test_unknown_component_lists_the_known_ones_and_the_closest(kind: str, name: str, known: list[str], closest: str | None) -> None:
+def test_unknown_component_lists_the_known_ones_and_the_closest(
+    kind: str, name: str, known: list[str], closest: str | None
+) -> None:
     with pytest.raises(BpeError) as error:
         registry().build(kind, name, {})
     message = str(error.value)
@@ -154,7 +156,11 @@ def test_builtin_text_plugin_is_registered_through_the_entry_point_group() -> No
     assert entry_point.value == "bpe_text"
     assert entry_point.dist is not None and entry_point.dist.metadata["Name"] == "bpe-core"
     info = next(info for info in registry().plugins() if info.name == "text")
-    assert (info.module, info.distribution, info.version) == ("bpe_text", "bpe-core", importlib.metadata.version("bpe-core"))
+    assert (info.module, info.distribution, info.version) == (
+        "bpe_text",
+        "bpe-core",
+        importlib.metadata.version("bpe-core"),
+    )
     assert set(info.components["pretokenizer"]) >= {"gpt2", "cl100k", "o200k", "regex", "whitespace"}
     assert set(info.components["reader"]) >= {"text", "jsonl"}
     assert set(info.components["normalizer"]) >= {"nfc", "nfkc", "lowercase"}
@@ -241,7 +247,9 @@ def protein_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     no build artifacts land in the repository)."""
     root = tmp_path_factory.mktemp("protein-plugin")
     source = root / "bpe-protein"
-    shutil.copytree(EXAMPLES_DIR / "bpe-protein", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    shutil.copytree(
+        EXAMPLES_DIR / "bpe-protein", source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
+    )
     site = root / "site"
     install = subprocess.run(
         [
@@ -285,7 +293,9 @@ def protein_tokenizer(protein_site: Path, protein_corpus: Path) -> Path:
     return protein_corpus / "protein.json"
 
 
-def test_plugins_command_lists_the_installed_protein_plugin_and_its_components(protein_site: Path, tmp_path: Path) -> None:
+def test_plugins_command_lists_the_installed_protein_plugin_and_its_components(
+    protein_site: Path, tmp_path: Path
+) -> None:
     stdout = assert_ok(run_bpe("plugins", cwd=tmp_path, PYTHONPATH=str(protein_site)))
     blocks = {block.split()[0]: block for block in _plugin_blocks(stdout)}
     assert set(blocks) >= {"protein", "text"}
@@ -322,14 +332,29 @@ def test_protein_sequence_encodes_and_decodes_exactly(protein_site: Path, protei
     directory = protein_tokenizer.parent
     sequence = (directory / "longest.txt").read_text(encoding="utf-8").strip()
     ids = directory / "longest.ids"
-    assert_ok(run_bpe("encode", "-t", protein_tokenizer, "longest.txt", "-o", ids, cwd=directory, PYTHONPATH=str(protein_site)))
+    assert_ok(
+        run_bpe(
+            "encode", "-t", protein_tokenizer, "longest.txt", "-o", ids, cwd=directory, PYTHONPATH=str(protein_site)
+        )
+    )
     (line,) = ids.read_text(encoding="utf-8").splitlines()
     tokens = [int(token) for token in line.split()]
     assert all(0 <= token < PROTEIN_VOCAB for token in tokens)
     assert len(tokens) < len(sequence)  # merges were learned and used
     decoded = run_bpe("decode", "-t", protein_tokenizer, ids, cwd=directory, PYTHONPATH=str(protein_site))
     assert assert_ok(decoded) == sequence
-    shown = assert_ok(run_bpe("encode", "-t", protein_tokenizer, "longest.txt", "--format", "tokens", cwd=directory, PYTHONPATH=str(protein_site)))
+    shown = assert_ok(
+        run_bpe(
+            "encode",
+            "-t",
+            protein_tokenizer,
+            "longest.txt",
+            "--format",
+            "tokens",
+            cwd=directory,
+            PYTHONPATH=str(protein_site),
+        )
+    )
     assert shown.split() and "".join(shown.split()) == sequence
 
 
@@ -345,7 +370,9 @@ def test_training_with_the_protein_pretokenizer_and_autoload_disabled_is_a_clean
     protein_site: Path, protein_corpus: Path, tmp_path: Path
 ) -> None:
     output = tmp_path / "protein.json"
-    result = run_bpe("train", protein_corpus / "protein.yaml", "-o", output, cwd=tmp_path, PYTHONPATH=str(protein_site), **DISABLE)
+    result = run_bpe(
+        "train", protein_corpus / "protein.yaml", "-o", output, cwd=tmp_path, PYTHONPATH=str(protein_site), **DISABLE
+    )
     assert_clean_error(result, "protein.yaml", "unknown pretokenizer 'protein'", "gpt2")
     assert not output.exists()
 
@@ -353,7 +380,15 @@ def test_training_with_the_protein_pretokenizer_and_autoload_disabled_is_a_clean
 def test_protein_tokenizer_with_autoload_disabled_names_the_missing_plugin(
     protein_site: Path, protein_tokenizer: Path, tmp_path: Path
 ) -> None:
-    result = run_bpe("encode", "-t", protein_tokenizer, protein_tokenizer.parent / "longest.txt", cwd=tmp_path, PYTHONPATH=str(protein_site), **DISABLE)
+    result = run_bpe(
+        "encode",
+        "-t",
+        protein_tokenizer,
+        protein_tokenizer.parent / "longest.txt",
+        cwd=tmp_path,
+        PYTHONPATH=str(protein_site),
+        **DISABLE,
+    )
     assert_clean_error(result, "protein.json", "'protein'", "not installed")
 
 

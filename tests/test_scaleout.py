@@ -16,7 +16,6 @@ from pathlib import Path
 
 import distributed
 import pytest
-from bpe_text.readers import TextReader
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
 from helpers.dna import fasta_records
 from helpers.midi import pop909_paths
@@ -25,10 +24,11 @@ from helpers.paths import CHR17_PATH, CONFIGS_DIR, ECOLI_PATH, LAMBDA_PATH
 import bpe_core
 from bpe_core.config import parse_runner
 from bpe_core.counts import load_counts
-from bpe_core.errors import BpeError
-from bpe_core.training import count
-from bpe_core.plugins import registry
 from bpe_core.encoding import ShardOptions, encode_to_shards, shard_name
+from bpe_core.errors import BpeError
+from bpe_core.plugins import registry
+from bpe_core.training import count
+from bpe_text.readers import TextReader
 
 GPT2 = CONFIGS_DIR / "gpt2-style.yaml"
 DNA = CONFIGS_DIR / "dnabert2-style.yaml"
@@ -103,18 +103,25 @@ def test_counts_of_the_docs_on_dask_equal_local_counts_and_train_the_same_merges
 def test_a_worker_killed_while_counting_is_replaced_and_the_counts_stay_exact(docs_plain):
     """Dask reruns the lost worker's tasks (tasks are pure, sums copy): the counts equal a local run's."""
     local = count(GPT2, [docs_plain], progress=False)
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.CRITICAL
-    ) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.CRITICAL
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         pids = client.run(os.getpid)
         result: dict[str, object] = {}
         runner = on(cluster.scheduler_address, range_bytes=1 << 20)
-        counting = threading.Thread(target=lambda: result.update(counts=count(GPT2, [docs_plain], runner=runner, progress=False)))
+        counting = threading.Thread(
+            target=lambda: result.update(counts=count(GPT2, [docs_plain], runner=runner, progress=False))
+        )
         counting.start()
         victim = None
         deadline = time.monotonic() + 120
         while victim is None and counting.is_alive() and time.monotonic() < deadline:
-            busy = [worker for worker, keys in client.processing().items() if any("count_task" in str(key) for key in keys)]
+            busy = [
+                worker for worker, keys in client.processing().items() if any("count_task" in str(key) for key in keys)
+            ]
             victim = busy[0] if busy else None
             time.sleep(0.005)
         assert victim is not None, "no counting task was seen running"
@@ -137,7 +144,10 @@ def test_byte_ranges_tile_a_text_file_exactly_at_safe_cuts(docs_slice_path, step
     assert len(parts) > size // step // 2  # most grid points found a boundary
     for before, part in zip(parts, parts[1:]):  # each starts where gpt2 allows a cut
         assert (before.endswith("\n") and before[-2:-1].strip() and part[0].isalpha()) or (
-            before[-1].isalpha() and not part[0].isalpha() and part[0] != "'" and not unicodedata.category(part[0]).startswith("M")
+            before[-1].isalpha()
+            and not part[0].isalpha()
+            and part[0] != "'"
+            and not unicodedata.category(part[0]).startswith("M")
         )
 
 
@@ -168,7 +178,9 @@ def test_genome_counts_on_dask_equal_local_counts_and_train_the_same_merges(clus
 
 def _acgt_bases(paths):
     """A, C, G and T in the genomes, either case (what dna-nucleotides counts; N splits)."""
-    return sum(sum(sequence.upper().count(base) for base in "ACGT") for path in paths for _, sequence in fasta_records(path))
+    return sum(
+        sum(sequence.upper().count(base) for base in "ACGT") for path in paths for _, sequence in fasta_records(path)
+    )
 
 
 def test_midi_counts_on_dask_equal_local_counts_and_name_the_broken_file(cluster, songs, capsys):
@@ -219,22 +231,52 @@ def test_counts_files_merge_in_any_order_to_the_same_bytes(docs_parts, tmp_path)
     merged = load_counts(tmp_path / "all.counts")
     assert [Path(item["path"]).name for item in merged.inputs] == ["part0.txt", "part1.txt", "part2.txt"]
     # training from the files equals training on the text
-    assert_ok(run_bpe("train", GPT2, "--from-counts", *names, "-o", "a.json", "--set", "trainer.vocab_size=1024", "-q", cwd=tmp_path))
-    assert_ok(run_bpe("train", GPT2, *docs_parts, "-o", "b.json", "--set", "trainer.vocab_size=1024", "-q", cwd=tmp_path))
+    assert_ok(
+        run_bpe(
+            "train",
+            GPT2,
+            "--from-counts",
+            *names,
+            "-o",
+            "a.json",
+            "--set",
+            "trainer.vocab_size=1024",
+            "-q",
+            cwd=tmp_path,
+        )
+    )
+    assert_ok(
+        run_bpe("train", GPT2, *docs_parts, "-o", "b.json", "--set", "trainer.vocab_size=1024", "-q", cwd=tmp_path)
+    )
     first, second = (json.loads((tmp_path / name).read_text()) for name in ("a.json", "b.json"))
     assert first["merges"] == second["merges"] and first["token_usage"] == second["token_usage"]
 
 
 def test_counts_that_do_not_fit_together_are_refused_by_name(docs_parts, tmp_path):
     assert_ok(run_bpe("count", GPT2, docs_parts[0], "-o", "gpt2.counts", "-q", cwd=tmp_path))
-    assert_ok(run_bpe("count", GPT2, docs_parts[0], "-o", "cl100k.counts", "-q", "--set", "pretokenizer.name=cl100k", cwd=tmp_path))
-    assert_clean_error(run_bpe("count", "--merge", "gpt2.counts", "gpt2.counts", "-o", "x", cwd=tmp_path), "part0.txt", "counted twice")
-    assert_clean_error(
-        run_bpe("count", "--merge", "gpt2.counts", "cl100k.counts", "-o", "x", cwd=tmp_path), "cl100k.counts", "pretokenizer", "cl100k"
+    assert_ok(
+        run_bpe(
+            "count", GPT2, docs_parts[0], "-o", "cl100k.counts", "-q", "--set", "pretokenizer.name=cl100k", cwd=tmp_path
+        )
     )
-    assert_clean_error(run_bpe("train", GPT2, "--from-counts", "cl100k.counts", "-o", "t.json", cwd=tmp_path), "cl100k.counts", "gpt2")
+    assert_clean_error(
+        run_bpe("count", "--merge", "gpt2.counts", "gpt2.counts", "-o", "x", cwd=tmp_path), "part0.txt", "counted twice"
+    )
+    assert_clean_error(
+        run_bpe("count", "--merge", "gpt2.counts", "cl100k.counts", "-o", "x", cwd=tmp_path),
+        "cl100k.counts",
+        "pretokenizer",
+        "cl100k",
+    )
+    assert_clean_error(
+        run_bpe("train", GPT2, "--from-counts", "cl100k.counts", "-o", "t.json", cwd=tmp_path), "cl100k.counts", "gpt2"
+    )
     (tmp_path / "text.counts").write_text("hello\n")
-    assert_clean_error(run_bpe("train", GPT2, "--from-counts", "text.counts", cwd=tmp_path), "text.counts", "not a bpe-core counts file")
+    assert_clean_error(
+        run_bpe("train", GPT2, "--from-counts", "text.counts", cwd=tmp_path),
+        "text.counts",
+        "not a bpe-core counts file",
+    )
     whole = (tmp_path / "gpt2.counts").read_bytes()
     (tmp_path / "cut.counts").write_bytes(whole[: len(whole) // 2])
     assert_clean_error(run_bpe("count", "--merge", "cut.counts", "-o", "x", cwd=tmp_path), "cut.counts", "damaged")
@@ -244,7 +286,11 @@ def test_counts_that_do_not_fit_together_are_refused_by_name(docs_parts, tmp_pat
 
 
 def test_shards_on_dask_equal_local_shards_and_one_run_encoding(cluster, docs_parts, docs_slice_path, tmp_path):
-    assert_ok(run_bpe("train", GPT2, docs_slice_path, "-o", "tok.json", "--set", "trainer.vocab_size=1000", "-q", cwd=tmp_path))
+    assert_ok(
+        run_bpe(
+            "train", GPT2, docs_slice_path, "-o", "tok.json", "--set", "trainer.vocab_size=1000", "-q", cwd=tmp_path
+        )
+    )
     common = ["encode", "-t", "tok.json", "--format", "bin", "--eos", "<|endoftext|>", "-q", *docs_parts]
     assert_ok(run_bpe(*common, "-o", "local/", cwd=tmp_path))
     assert_ok(run_bpe(*common, "-o", "remote/", "--address", cluster, cwd=tmp_path))
@@ -267,20 +313,31 @@ def test_a_large_file_is_encoded_in_ranges_joined_into_the_same_shard(cluster, d
     plain = tmp_path / "docs.txt"
     plain.write_text(text, encoding="utf-8", newline="")
     lines = tmp_path / "docs.jsonl"
-    lines.write_text("".join(json.dumps({"text": paragraph}) + "\n" for paragraph in text.split("\n\n")), encoding="utf-8")
+    lines.write_text(
+        "".join(json.dumps({"text": paragraph}) + "\n" for paragraph in text.split("\n\n")), encoding="utf-8"
+    )
     for path, reader in ((plain, "text"), (lines, "jsonl")):
         config = {"input": {"reader": reader}, "pretokenizer": {"name": "gpt2"}, "trainer": {"vocab_size": 1000}}
         config["special_tokens"] = {"tokens": ["<|endoftext|>"]}
         tokenizer = bpe_core.train(config, [docs_slice_path] if reader == "text" else [lines], progress=False)
         options = ShardOptions(eos_id=tokenizer.special_ids["<|endoftext|>"])
-        local = encode_to_shards(tokenizer, [str(path)], str(tmp_path / f"local-{reader}"), options, parse_runner({}, "test"))
+        local = encode_to_shards(
+            tokenizer, [str(path)], str(tmp_path / f"local-{reader}"), options, parse_runner({}, "test")
+        )
         ranged = encode_to_shards(
-            tokenizer, [str(path)], str(tmp_path / f"dask-{reader}"), options, parse_runner(on(cluster, range_bytes=1 << 20), "test")
+            tokenizer,
+            [str(path)],
+            str(tmp_path / f"dask-{reader}"),
+            options,
+            parse_runner(on(cluster, range_bytes=1 << 20), "test"),
         )
         assert ranged == local
         shard = local["shards"][0]["shard"]
         assert (tmp_path / f"dask-{reader}" / shard).read_bytes() == (tmp_path / f"local-{reader}" / shard).read_bytes()
-        assert sorted(entry.name for entry in (tmp_path / f"dask-{reader}").iterdir()) == [shard, "index.json"]  # parts removed
+        assert sorted(entry.name for entry in (tmp_path / f"dask-{reader}").iterdir()) == [
+            shard,
+            "index.json",
+        ]  # parts removed
         assert local["documents"] == (1 if reader == "text" else len(text.split("\n\n")))
     with distributed.Client(cluster) as client:  # the ranges really ran as tasks of their own
         assert "encode_range_task" in client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
@@ -309,7 +366,9 @@ def test_dna_and_midi_shards_on_dask_equal_encoding_each_document(cluster, songs
 
 
 def test_the_runner_starts_and_closes_its_own_local_cluster(docs_parts, tmp_path):
-    result = run_bpe("count", GPT2, docs_parts[0], "-o", "dask.counts", "--runner", "dask", "--workers", "2", cwd=tmp_path)
+    result = run_bpe(
+        "count", GPT2, docs_parts[0], "-o", "dask.counts", "--runner", "dask", "--workers", "2", cwd=tmp_path
+    )
     assert_ok(result)
     assert "local cluster of 2 worker processes, dashboard http://" in result.stderr
     assert_ok(run_bpe("count", GPT2, docs_parts[0], "-o", "local.counts", "-q", cwd=tmp_path))
@@ -340,18 +399,24 @@ def test_runner_settings_are_checked(docs_parts, tmp_path):
         config.write_text(json.dumps({"pretokenizer": {"name": "gpt2"}, "runner": runner}))
         assert_clean_error(run_bpe("validate", config, cwd=tmp_path), fragment)
     sampled = ["--set", "input.sample.fraction=0.5", "--set", "input.sample.seed=1"]
-    assert_clean_error(run_bpe("count", GPT2, docs_parts[0], "-o", "x", "--runner", "dask", *sampled, cwd=tmp_path), "input.sample")
+    assert_clean_error(
+        run_bpe("count", GPT2, docs_parts[0], "-o", "x", "--runner", "dask", *sampled, cwd=tmp_path), "input.sample"
+    )
     assert_clean_error(run_bpe("encode", "-t", "none.json", "--runner", "dask", cwd=tmp_path), "none.json")
     both = ["--runner", "local", "--address", "tcp://127.0.0.1:9"]
     assert_clean_error(run_bpe("count", GPT2, docs_parts[0], "-o", "x", *both, cwd=tmp_path), "--address")
     remote = tmp_path / "remote.yaml"  # --runner local runs here, whatever scheduler the config names
-    remote.write_text(json.dumps({"pretokenizer": {"name": "gpt2"}, "runner": {"kind": "dask", "address": "tcp://127.0.0.1:9"}}))
+    remote.write_text(
+        json.dumps({"pretokenizer": {"name": "gpt2"}, "runner": {"kind": "dask", "address": "tcp://127.0.0.1:9"}})
+    )
     assert_ok(run_bpe("count", remote, docs_parts[0], "-o", "here.counts", "--runner", "local", "-q", cwd=tmp_path))
     assert load_counts(tmp_path / "here.counts").total() > 100_000
 
 
 def test_a_scheduler_that_is_not_there_is_a_clean_error(docs_parts, tmp_path):
-    result = run_bpe("count", GPT2, docs_parts[0], "-o", "x", "--address", "tcp://127.0.0.1:9", cwd=tmp_path, timeout=120)
+    result = run_bpe(
+        "count", GPT2, docs_parts[0], "-o", "x", "--address", "tcp://127.0.0.1:9", cwd=tmp_path, timeout=120
+    )
     assert_clean_error(result, "cannot reach the Dask scheduler at tcp://127.0.0.1:9")
 
 

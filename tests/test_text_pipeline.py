@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 import bpe_core
 import bpe_text.readers
 from bpe_core import engine
-from bpe_core.contract import StreamedText
 from bpe_core.chunking import count_chunks, pieces
+from bpe_core.contract import StreamedText
 from bpe_core.engine.encoder import LONG_CHUNK
 from bpe_core.plugins import registry
 
@@ -58,8 +58,7 @@ def vocabulary(tokenizer):
 def docs_tokenizers(docs_slice_path):
     """One small tokenizer per published pattern, trained on a slice of the Python docs."""
     return {
-        name: bpe_core.train(text_config(name, 800), [str(docs_slice_path)], workers=1)
-        for name in REGEX_PRETOKENIZERS
+        name: bpe_core.train(text_config(name, 800), [str(docs_slice_path)], workers=1) for name in REGEX_PRETOKENIZERS
     }
 
 
@@ -153,7 +152,10 @@ def test_pipeline_applies_min_frequency_and_max_token_length(seed_corpus_path, m
     assert len(tokenizer.merges) < 44  # the limits stopped training early
     assert all(count >= min_frequency for count in tokenizer.merge_counts)
     if max_token_length:
-        assert max(len(tokenizer.token_bytes(token)) for token in range(256, 256 + len(tokenizer.merges))) <= max_token_length
+        assert (
+            max(len(tokenizer.token_bytes(token)) for token in range(256, 256 + len(tokenizer.merges)))
+            <= max_token_length
+        )
     assert tokenizer.decode(tokenizer.encode(SEED_PROBE)) == SEED_PROBE
 
 
@@ -353,9 +355,7 @@ def test_streamed_text_never_cuts_through_a_special_token(streamed_special_token
     @example(text="x<|a\nb|>y", cut_points=[3, 4, 5])
     def check(text, cut_points):
         streamed_ids = [
-            token
-            for ids, _ in tok.encode_pieces([streamed(text, cut_points)], 1, "all", ())
-            for token in ids
+            token for ids, _ in tok.encode_pieces([streamed(text, cut_points)], 1, "all", ()) for token in ids
         ]
         assert streamed_ids == tok.encode(text, allowed_special="all")
         parts = list(pieces([streamed(text, cut_points)], tok.pretokenizer, tok.safe_cut, context=16))

@@ -36,7 +36,18 @@ SPECIALS = [EOT, PAD]
 VOCAB = 600
 
 # Fragments that look like special tokens, for text that must never yield a special id.
-SPECIAL_LOOKALIKES = [EOT, PAD, "<|", "|>", "<|endoftext", "endoftext|>", "<|pad", "<<|endoftext|>>", "<|endoftext|", "\n\n"]
+SPECIAL_LOOKALIKES = [
+    EOT,
+    PAD,
+    "<|",
+    "|>",
+    "<|endoftext",
+    "endoftext|>",
+    "<|pad",
+    "<<|endoftext|>>",
+    "<|endoftext|",
+    "\n\n",
+]
 untrusted_text = st.lists(
     st.one_of(st.text(max_size=16), st.sampled_from(SPECIAL_LOOKALIKES)),
     max_size=10,
@@ -73,7 +84,9 @@ def start_tokenizer(corpus: Path) -> bpe_core.Tokenizer:
 
 
 @pytest.fixture(scope="module", params=["end", "start"])
-def either(request: pytest.FixtureRequest, tokenizer: bpe_core.Tokenizer, start_tokenizer: bpe_core.Tokenizer) -> bpe_core.Tokenizer:
+def either(
+    request: pytest.FixtureRequest, tokenizer: bpe_core.Tokenizer, start_tokenizer: bpe_core.Tokenizer
+) -> bpe_core.Tokenizer:
     return tokenizer if request.param == "end" else start_tokenizer
 
 
@@ -191,7 +204,9 @@ def test_save_and_load_give_the_same_ids_merges_and_specials(either: bpe_core.To
     assert loaded.encode(text, allowed_special="all") == either.encode(text, allowed_special="all")
     assert loaded.decode(loaded.encode(text, allowed_special="all")) == text
     loaded.save(tmp_path / "again.json")
-    assert json.loads((tmp_path / "again.json").read_text(encoding="utf-8")) == json.loads(path.read_text(encoding="utf-8"))
+    assert json.loads((tmp_path / "again.json").read_text(encoding="utf-8")) == json.loads(
+        path.read_text(encoding="utf-8")
+    )
 
 
 def test_load_accepts_a_str_path(tokenizer: bpe_core.Tokenizer, tmp_path: Path) -> None:
@@ -237,7 +252,9 @@ def test_provenance_lists_every_input_file(tmp_path: Path) -> None:
     for index, text in enumerate(texts):
         paths.append(tmp_path / f"part-{index}.txt")
         paths[-1].write_text(text, encoding="utf-8", newline="")
-    trained = bpe_core.train({"pretokenizer": {"name": "gpt2"}, "trainer": {"vocab_size": 270}}, paths, workers=1, progress=False)
+    trained = bpe_core.train(
+        {"pretokenizer": {"name": "gpt2"}, "trainer": {"vocab_size": 270}}, paths, workers=1, progress=False
+    )
     inputs = trained.provenance["inputs"]
     assert [source["path"] for source in inputs] == [str(path) for path in paths]
     assert [source["sha256"] for source in inputs] == [hashlib.sha256(path.read_bytes()).hexdigest() for path in paths]
@@ -246,7 +263,11 @@ def test_provenance_lists_every_input_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("failure", [RuntimeError("disk on fire"), KeyboardInterrupt()])
 def test_save_is_atomic_when_writing_fails(
-    tokenizer: bpe_core.Tokenizer, start_tokenizer: bpe_core.Tokenizer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure: BaseException
+    tokenizer: bpe_core.Tokenizer,
+    start_tokenizer: bpe_core.Tokenizer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    failure: BaseException,
 ) -> None:
     path = tmp_path / "tok.json"
     tokenizer.save(path)
@@ -264,7 +285,9 @@ def test_save_is_atomic_when_writing_fails(
     assert bpe_core.load(path).special_ids == tokenizer.special_ids
 
 
-def test_save_into_a_missing_directory_is_an_error_naming_the_path(tokenizer: bpe_core.Tokenizer, tmp_path: Path) -> None:
+def test_save_into_a_missing_directory_is_an_error_naming_the_path(
+    tokenizer: bpe_core.Tokenizer, tmp_path: Path
+) -> None:
     with pytest.raises(BpeError, match="no-such-dir"):
         tokenizer.save(tmp_path / "no-such-dir" / "tok.json")
 
@@ -302,7 +325,9 @@ DAMAGE = [
 
 
 @pytest.mark.parametrize("how", DAMAGE)
-def test_load_of_a_damaged_tokenizer_file_is_an_error_naming_it(tokenizer: bpe_core.Tokenizer, tmp_path: Path, how: str) -> None:
+def test_load_of_a_damaged_tokenizer_file_is_an_error_naming_it(
+    tokenizer: bpe_core.Tokenizer, tmp_path: Path, how: str
+) -> None:
     tokenizer.save(tmp_path / "good.json")
     content = damaged(json.loads((tmp_path / "good.json").read_text(encoding="utf-8")), how)
     path = tmp_path / f"{how}.json"
@@ -380,7 +405,7 @@ def stream_pieces(tokenizer: bpe_core.Tokenizer, ids: list[int]) -> list[str]:
 def test_decode_stream_holds_back_a_character_split_across_tokens(tokenizer: bpe_core.Tokenizer) -> None:
     ids = tokenizer.encode_ordinary("😀")
     # the training text is ASCII, so no merge joins the emoji's four bytes
-    assert [tokenizer.token_bytes(token) for token in ids] == [bytes([byte]) for byte in "😀".encode("utf-8")]
+    assert [tokenizer.token_bytes(token) for token in ids] == [bytes([byte]) for byte in "😀".encode()]
     assert stream_pieces(tokenizer, ids) == ["", "", "", "😀", ""]
 
 
@@ -460,13 +485,17 @@ def nfkc_tokenizer(corpus: Path) -> bpe_core.Tokenizer:
     return bpe_core.train(config, [corpus], workers=1, progress=False)
 
 
-def test_nfkc_normalizer_encodes_compatibility_characters_as_their_plain_form(nfkc_tokenizer: bpe_core.Tokenizer) -> None:
+def test_nfkc_normalizer_encodes_compatibility_characters_as_their_plain_form(
+    nfkc_tokenizer: bpe_core.Tokenizer,
+) -> None:
     assert nfkc_tokenizer.encode("ﬁ") == nfkc_tokenizer.encode("fi")
     assert nfkc_tokenizer.encode("ｐｙｔｈｏｎ ①") == nfkc_tokenizer.encode("python 1")
     assert nfkc_tokenizer.decode(nfkc_tokenizer.encode("ﬁle")) == "file"
 
 
-def test_nfkc_normalizer_is_recorded_in_the_file_and_applied_after_loading(nfkc_tokenizer: bpe_core.Tokenizer, tmp_path: Path) -> None:
+def test_nfkc_normalizer_is_recorded_in_the_file_and_applied_after_loading(
+    nfkc_tokenizer: bpe_core.Tokenizer, tmp_path: Path
+) -> None:
     path = tmp_path / "nfkc.json"
     nfkc_tokenizer.save(path)
     data = json.loads(path.read_text(encoding="utf-8"))

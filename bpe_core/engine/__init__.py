@@ -15,9 +15,18 @@ ENGINE_MODULES = ("alphabet", "encoder", "heap", "pairs", "trainer")
 
 def is_compiled() -> bool:
     """True when every engine module was loaded from a mypyc-compiled extension module."""
-    return all(
-        not (sys.modules[f"{__name__}.{module}"].__file__ or ".py").endswith(".py") for module in ENGINE_MODULES
-    )
+    return all(not (sys.modules[f"{__name__}.{module}"].__file__ or ".py").endswith(".py") for module in ENGINE_MODULES)
 
 
-__all__ = ["Alphabet", "Decoder", "Encoder", "TIE_HF", "TIE_LARGEST", "TIE_RULES", "TIE_SMALLEST", "Trainer", "is_compiled", "train"]
+__all__ = [
+    "Alphabet",
+    "Decoder",
+    "Encoder",
+    "TIE_HF",
+    "TIE_LARGEST",
+    "TIE_RULES",
+    "TIE_SMALLEST",
+    "Trainer",
+    "is_compiled",
+    "train",
+]

@@ -102,7 +102,7 @@ class Encoder:
         """A very long chunk: apply the merges in rank order over linked positions, as training
         does, instead of a heap over the whole chunk."""
         merges: list[tuple[int, int]] = []
-        for key, rank in sorted(self.merge_rank.items(), key=_by_rank):
+        for key, _ in sorted(self.merge_rank.items(), key=_by_rank):
             merges.append((key // self.id_bound, key % self.id_bound))
         if len(merges) != len(self.merge_result):
             return self._encode_long(symbols)  # a pair merged twice: keep the heap's semantics

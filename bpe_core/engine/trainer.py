@@ -12,7 +12,8 @@ of each run of a, as the reference trainer does. This module does not count chun
 know what a symbol means.
 """
 
-from typing import Callable, Final
+from collections.abc import Callable
+from typing import Final
 
 from librt.vecs import append, vec
 from mypy_extensions import i64
@@ -108,7 +109,9 @@ class Trainer:
                 raise ValueError(f"chunk {chunk_index} has negative weight {given}")
             pair_total += given * max(len(chunk) - 1, 0)
             if given > MAX_WEIGHT_SUM or pair_total > MAX_WEIGHT_SUM:
-                raise ValueError("the chunk weights times their pairs add up to more than 2**63 - 1: pair counts would overflow")
+                raise ValueError(
+                    "the chunk weights times their pairs add up to more than 2**63 - 1: pair counts would overflow"
+                )
             weight: i64 = given
             start: i64 = len(self.sym)
             size: i64 = len(chunk)
@@ -331,6 +334,8 @@ def train(
     >>> t.merges
     [(0, 1)]
     """
-    trainer = Trainer(alphabet_size, chunks, weights, alphabet_size + num_merges, max_token_length, tie_break, symbol_order)
+    trainer = Trainer(
+        alphabet_size, chunks, weights, alphabet_size + num_merges, max_token_length, tie_break, symbol_order
+    )
     trainer.run(num_merges, min_frequency, progress)
     return trainer

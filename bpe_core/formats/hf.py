@@ -60,7 +60,11 @@ def _normalizers(path: str, spec: Any, field: str = "normalizer") -> list[tuple[
     kind = _object(path, field, spec).get("type")
     if kind == "Sequence":
         inner = _list(path, f"{field}.normalizers", spec.get("normalizers", []))
-        return [item for index, part in enumerate(inner) for item in _normalizers(path, part, f"{field}.normalizers[{index}]")]
+        return [
+            item
+            for index, part in enumerate(inner)
+            for item in _normalizers(path, part, f"{field}.normalizers[{index}]")
+        ]
     if kind in NORMALIZERS:
         return [(NORMALIZERS[kind], {})]
     raise _refuse(path, f"normalizer {kind!r} is not supported (supported: {', '.join(NORMALIZERS)}, Sequence)")
@@ -86,7 +90,9 @@ def to_hf_pattern(pattern: str) -> str:
     for ours, theirs in HF_SPELLING.items():
         pattern = pattern.replace(ours, theirs)
     if BOUNDED_THEN_PLUS.search(pattern):
-        raise BpeError(f"the pattern {pattern!r} has a possessive bounded quantifier, which Hugging Face reads differently")
+        raise BpeError(
+            f"the pattern {pattern!r} has a possessive bounded quantifier, which Hugging Face reads differently"
+        )
     return pattern
 
 
@@ -121,7 +127,9 @@ def _pattern(path: str, spec: Any) -> tuple[str, bool]:
             if "Regex" not in pattern:
                 raise _refuse(path, "a Split on a plain string is not supported (only a Regex)")
             if not isinstance(pattern["Regex"], str) or not pattern["Regex"]:
-                raise _malformed(path, "pre_tokenizer.pretokenizers[0].pattern.Regex", "a non-empty string", pattern["Regex"])
+                raise _malformed(
+                    path, "pre_tokenizer.pretokenizers[0].pattern.Regex", "a non-empty string", pattern["Regex"]
+                )
             behavior, invert = split.get("behavior"), bool(split.get("invert", False))
             if (behavior, invert) not in (("Isolated", False), ("Removed", True)):
                 raise _refuse(path, f"Split with behavior {behavior!r} (invert {invert}) is not supported")
@@ -154,7 +162,9 @@ def read_spec(path: str) -> TokenizerSpec:
         pretokenizer = (
             pretokenizer_for(named)
             if named
-            else registry().pretokenizer("regex", {"pattern": pattern, "unmatched": "keep" if keep_unmatched else "drop"})
+            else registry().pretokenizer(
+                "regex", {"pattern": pattern, "unmatched": "keep" if keep_unmatched else "drop"}
+            )
         )
     normalizers = _normalizers(path, data.get("normalizer"))
     labels = pretokenizer.alphabet()
@@ -174,7 +184,9 @@ def read_spec(path: str) -> TokenizerSpec:
         merged = left + right
         for part in (left, right, merged):
             if part not in vocab:
-                raise BpeError(f"{path}: merge {index} ({left!r}, {right!r}) uses {part!r}, which is not in the vocabulary")
+                raise BpeError(
+                    f"{path}: merge {index} ({left!r}, {right!r}) uses {part!r}, which is not in the vocabulary"
+                )
         if left not in internal_of or right not in internal_of:
             continue  # a part no merge produces: this merge can never apply
         result = internal_of.get(merged)
@@ -193,7 +205,11 @@ def read_spec(path: str) -> TokenizerSpec:
         orphans[token_id] = [label_byte[char] for char in token]
     whole_chunks: dict[bytes, int] = {}
     if model.get("ignore_merges"):
-        whole_chunks = {bytes(label_byte[char] for char in token): token_id for token, token_id in vocab.items() if token not in added}
+        whole_chunks = {
+            bytes(label_byte[char] for char in token): token_id
+            for token, token_id in vocab.items()
+            if token not in added
+        }
     name = os.path.splitext(os.path.basename(path))[0]
     provenance: dict[str, Any] = {"imported_from": {"format": "hf", "path": path}}
     if data.get("post_processor") is not None:
@@ -223,7 +239,9 @@ def _check_shapes(path: str, data: Any) -> None:
         if isinstance(merge, str):
             if " " not in merge:
                 raise _malformed(path, f"model.merges[{index}]", 'a merge "left right" or ["left", "right"]', merge)
-        elif not (isinstance(merge, list) and len(merge) == 2 and all(isinstance(part, str) and part for part in merge)):
+        elif not (
+            isinstance(merge, list) and len(merge) == 2 and all(isinstance(part, str) and part for part in merge)
+        ):
             raise _malformed(path, f"model.merges[{index}]", 'a merge "left right" or ["left", "right"]', merge)
     if model.get("unk_token") is not None and not isinstance(model["unk_token"], str):
         raise _malformed(path, "model.unk_token", "a string or null", model["unk_token"])
@@ -257,7 +275,9 @@ def _check_ids(path: str, vocab: dict[str, int], added: dict[str, int]) -> None:
     seen: dict[int, str] = {}
     for token, token_id in added.items():
         if owner.get(token_id, token) != token:
-            raise BpeError(f"{path}: added token {token!r} has id {token_id}, the id of vocabulary entry {owner[token_id]!r}")
+            raise BpeError(
+                f"{path}: added token {token!r} has id {token_id}, the id of vocabulary entry {owner[token_id]!r}"
+            )
         if token in vocab and vocab[token] != token_id:
             raise BpeError(f"{path}: added token {token!r} has id {token_id} but id {vocab[token]} in model.vocab")
         if token_id in seen:
@@ -286,12 +306,16 @@ def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
     components = tokenizer.pretokenizer.hf_components()
     long_labels = [label for label in tokenizer.alphabet if len(label) != 1]
     if long_labels:
-        raise BpeError(f"Hugging Face BPE works on characters; symbols such as {long_labels[0]!r} are not one character")
+        raise BpeError(
+            f"Hugging Face BPE works on characters; symbols such as {long_labels[0]!r} are not one character"
+        )
     vocab: dict[str, int] = {}
     for token_id in tokenizer.regular_ids():
         token = tokenizer.token_text(token_id)
         if token in vocab and vocab[token] != token_id:
-            raise BpeError(f"ids {vocab[token]} and {token_id} both stand for {token!r}; a tokenizer.json cannot hold that")
+            raise BpeError(
+                f"ids {vocab[token]} and {token_id} both stand for {token!r}; a tokenizer.json cannot hold that"
+            )
         vocab[token] = token_id
     reserved = {f"<|reserved_{token_id}|>": token_id for token_id in tokenizer.reserved_ids}
     for token, token_id in [*tokenizer.special_ids.items(), *reserved.items()]:
@@ -299,11 +323,27 @@ def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
         if vocab.setdefault(token, token_id) != token_id:
             raise BpeError(f"special token {token!r} (id {token_id}) is also the regular token {vocab[token]}")
     added = [
-        {"id": token_id, "content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+        {
+            "id": token_id,
+            "content": token,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
         for token, token_id in sorted(tokenizer.special_ids.items(), key=lambda item: item[1])
     ]
     added += [
-        {"id": token_id, "content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+        {
+            "id": token_id,
+            "content": token,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
         for token, token_id in reserved.items()
     ]
     normalizer_types = {value: key for key, value in NORMALIZERS.items()}
@@ -319,7 +359,11 @@ def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
         "truncation": None,
         "padding": None,
         "added_tokens": added,
-        "normalizer": None if not normalizers else normalizers[0] if len(normalizers) == 1 else {"type": "Sequence", "normalizers": normalizers},
+        "normalizer": None
+        if not normalizers
+        else normalizers[0]
+        if len(normalizers) == 1
+        else {"type": "Sequence", "normalizers": normalizers},
         "pre_tokenizer": components["pre_tokenizer"],
         "post_processor": template_post_processor(tokenizer.special_ids),
         "decoder": components["decoder"],

@@ -41,7 +41,9 @@ def check_layout(
 ) -> None:
     """Raise a BpeError naming the field when the layout is not consistent (see the module docstring)."""
     well_typed = all(type(token) is int for token in ids)  # the common case, checked fast
-    if not (well_typed and (not ids or (min(ids[alphabet_size:], default=0) >= 0 and min(ids) >= -1 and max(ids) <= MAX_ID))):
+    if not (
+        well_typed and (not ids or (min(ids[alphabet_size:], default=0) >= 0 and min(ids) >= -1 and max(ids) <= MAX_ID))
+    ):
         for index, token in enumerate(ids):
             # -1 drops a base symbol (Hugging Face: a byte missing from the vocabulary)
             low = -1 if index < alphabet_size else 0
@@ -69,7 +71,9 @@ def check_layout(
         if not isinstance(token_text, str) or not token_text:
             raise BpeError(f"{field}: a special token is a non-empty string")
         check_id(token, field)
-        clash = f"ids[{first_index[token]}]" if token in first_index else f"orphans[{token}]" if token in orphans else None
+        clash = (
+            f"ids[{first_index[token]}]" if token in first_index else f"orphans[{token}]" if token in orphans else None
+        )
         if clash is None and token in special_of:
             clash = f"special_ids[{_short(special_of[token])}]"
         if clash is not None:

@@ -68,7 +68,7 @@ def read_spec(path: str) -> TokenizerSpec:
 def spec_from_dict(data: Any, path: str) -> TokenizerSpec:
     """The spec in the content of a tokenizer file (`path` names it in errors)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise BpeError(f"{path} is not a bpe-core tokenizer file (no \"format\": \"{FORMAT}\")")
+        raise BpeError(f'{path} is not a bpe-core tokenizer file (no "format": "{FORMAT}")')
     version = data.get("version")
     if isinstance(version, int) and version > VERSION:
         raise BpeError(f"{path} has format version {version}; this bpe-core reads up to version {VERSION}, upgrade it")
@@ -79,16 +79,20 @@ def spec_from_dict(data: Any, path: str) -> TokenizerSpec:
     try:
         pretokenizer_data = data["pretokenizer"]
         name = pretokenizer_data["name"]
-        normalizers = tuple(ComponentConfig(str(item["name"]), dict(item.get("options", {}))) for item in data.get("normalizers", []))
+        normalizers = tuple(
+            ComponentConfig(str(item["name"]), dict(item.get("options", {}))) for item in data.get("normalizers", [])
+        )
         plugins = registry()
         recorded_plugins = data.get("plugins", {})
         if not isinstance(recorded_plugins, dict):
-            raise BpeError(f"{path}: \"plugins\" must map plugin names to versions")
+            raise BpeError(f'{path}: "plugins" must map plugin names to versions')
         for kind, needed in [("pretokenizer", name)] + [("normalizer", normalizer.name) for normalizer in normalizers]:
             if needed not in plugins.names(kind):
                 wanted = ", ".join(f"{plugin} {version}" for plugin, version in recorded_plugins.items())
                 raise BpeError(
-                    f"{path} needs {kind} {needed!r}" + (f" from plugin {wanted}" if wanted else "") + ", which is not installed"
+                    f"{path} needs {kind} {needed!r}"
+                    + (f" from plugin {wanted}" if wanted else "")
+                    + ", which is not installed"
                 )
         try:
             pretokenizer = plugins.pretokenizer(name, pretokenizer_data.get("options", {}))
@@ -140,7 +144,9 @@ def _layout(
     if "ids" in data:
         ids = [int(token) for token in data["ids"]]
     else:
-        ids = IdLayout.trained(alphabet_size + Encoder(alphabet_size, merges, results=results).token_count, tokens, position).ids
+        ids = IdLayout.trained(
+            alphabet_size + Encoder(alphabet_size, merges, results=results).token_count, tokens, position
+        ).ids
     special_ids = (
         {str(token): int(token_id) for token, token_id in data["special_ids"].items()}
         if "special_ids" in data
@@ -176,7 +182,9 @@ def check_fields(data: dict[str, Any]) -> None:
         raise BpeError("alphabet: expected a non-empty list of symbol labels (strings)")
     merges = _typed(data, "merges", list)
     for index, merge in enumerate(merges):
-        if not (isinstance(merge, list) and len(merge) == 2 and all(is_int(part) and 0 <= part <= MAX_ID for part in merge)):
+        if not (
+            isinstance(merge, list) and len(merge) == 2 and all(is_int(part) and 0 <= part <= MAX_ID for part in merge)
+        ):
             raise BpeError(f"merges[{index}]: expected a pair of token ids [left, right], got {_short(merge)}")
     for key in ("merge_counts", "token_usage", "merge_results"):
         for index, count in enumerate(_typed(data, key, list, required=False) or []):
@@ -199,7 +207,9 @@ def check_fields(data: dict[str, Any]) -> None:
         if token in tokens[:index]:
             raise BpeError(f"special_tokens.tokens[{index}]: {_short(token)} is listed twice")
     if special.get("position", "end") not in ("end", "start"):
-        raise BpeError(f"special_tokens.position: {_short(special.get('position'))} is not allowed; allowed: end, start")
+        raise BpeError(
+            f"special_tokens.position: {_short(special.get('position'))} is not allowed; allowed: end, start"
+        )
     check_id(data.get("padding", 0), "padding")
     for index, token in enumerate(_typed(data, "ids", list, required=False) or []):
         check_id(token, f"ids[{index}]", -1)

@@ -46,9 +46,12 @@ def import_format(path: str) -> str:
             raise BpeError(f"{path} is already a bpe-core tokenizer file: use it as it is (bpe inspect {path})")
         if isinstance(data, dict) and isinstance(data.get("model"), dict):
             return "hf"
-        raise BpeError(f"{path} has no \"model\" object, so it is not a Hugging Face tokenizer.json: give --format hf|tiktoken")
+        raise BpeError(
+            f'{path} has no "model" object, so it is not a Hugging Face tokenizer.json: give --format hf|tiktoken'
+        )
     raise BpeError(
-        f"cannot tell the format of {path} from its name (.tiktoken, .tiktoken.gz, tokenizer.json): give --format hf|tiktoken"
+        f"cannot tell the format of {path} from its name (.tiktoken, .tiktoken.gz, tokenizer.json): give --format "
+        "hf|tiktoken"
     )
 
 
@@ -58,7 +61,9 @@ def export_format(path: str) -> str:
         return "tiktoken"
     if path.endswith(".json") or is_directory_name(path):
         return "hf"
-    raise BpeError(f"cannot tell the format to write from {path} (.tiktoken, .json, a directory/): give --format hf|tiktoken")
+    raise BpeError(
+        f"cannot tell the format to write from {path} (.tiktoken, .json, a directory/): give --format hf|tiktoken"
+    )
 
 
 def shard_dtype(path: str) -> str | None:
@@ -76,5 +81,5 @@ def shard_dtype(path: str) -> str | None:
         return None
     dtype = index.get("dtype")
     if dtype not in ("uint16", "uint32"):
-        raise BpeError(f"{index_path}: \"dtype\" is {json.dumps(dtype)}; allowed: uint16, uint32")
+        raise BpeError(f'{index_path}: "dtype" is {json.dumps(dtype)}; allowed: uint16, uint32')
     return str(dtype)

@@ -104,7 +104,8 @@ def read_ranks(path: str) -> dict[bytes, int]:
                 # ASCII digits only (int() would take "+5", "1_0" and a 5,000-digit number)
                 if not fields[1].isdigit() or len(fields[1]) > len(str(MAX_ID)) or int(fields[1]) > MAX_ID:
                     raise BpeError(
-                        f"{path}, line {line_number}: rank {fields[1][:20].decode('ascii', 'replace')!r} is not an integer from 0 to {MAX_ID}"
+                        f"{path}, line {line_number}: rank {fields[1][:20].decode('ascii', 'replace')!r} is not an "
+                        f"integer from 0 to {MAX_ID}"
                     )
                 rank = int(fields[1])
                 if token in ranks:
@@ -132,13 +133,16 @@ def read_spec(path: str, pattern: str | None = None, special_tokens: dict[str, i
     if pattern is None:
         if published is None:
             raise BpeError(
-                f"{path} is not one of the published tiktoken vocabularies ({', '.join(v.name for v in PUBLISHED.values())}): "
+                f"{path} is not one of the published tiktoken vocabularies "
+                f"({', '.join(v.name for v in PUBLISHED.values())}): "
                 f"give its pattern ({', '.join(NAMED_PATTERNS)} or a regex)"
             )
         pattern = published.pattern
     missing = [byte for byte in range(256) if bytes([byte]) not in ranks]
     if missing:
-        raise BpeError(f"{path}: {len(missing)} single bytes have no rank (first: {missing[0]}); tiktoken needs all 256")
+        raise BpeError(
+            f"{path}: {len(missing)} single bytes have no rank (first: {missing[0]}); tiktoken needs all 256"
+        )
     specials = {**(published.special_tokens if published is not None else {}), **(special_tokens or {})}
     shared = sorted(token_id for token_id in set(specials.values()) if list(specials.values()).count(token_id) > 1)
     if shared:
@@ -171,7 +175,11 @@ def read_spec(path: str, pattern: str | None = None, special_tokens: dict[str, i
         layout=IdLayout(ids, specials, orphans, {bytes(symbols): token for token, symbols in orphans.items()}),
         config={"name": name, "pretokenizer": {"name": pattern if pattern in NAMED_PATTERNS else "regex"}},
         provenance={
-            "imported_from": {"format": "tiktoken", "path": path, **({"published": published.name} if published else {})},
+            "imported_from": {
+                "format": "tiktoken",
+                "path": path,
+                **({"published": published.name} if published else {}),
+            },
             "unreachable_tokens": sorted(orphans),
         },
     )

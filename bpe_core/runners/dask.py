@@ -76,11 +76,16 @@ def connect(runner: RunnerConfig, progress: bool | None) -> Iterator[Any]:
             yield client
         return
     workers = runner.workers or default_workers()
-    with distributed.LocalCluster(
-        n_workers=workers, threads_per_worker=1, processes=True, silence_logs=logging.CRITICAL
-    ) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, silence_logs=logging.CRITICAL
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         if progress is not False:
-            print(f"dask: local cluster of {workers} worker processes, dashboard {client.dashboard_link}", file=sys.stderr)
+            print(
+                f"dask: local cluster of {workers} worker processes, dashboard {client.dashboard_link}", file=sys.stderr
+            )
         yield client
 
 
@@ -102,7 +107,10 @@ def plan_tasks(reader: Reader, paths: list[str], range_bytes: int, slots: int = 
     for path, size in sizes:
         if size > range_bytes and isinstance(reader, ReadsRanges) and reader.splittable(path):
             flush()
-            tasks.extend(Task((path,), min(range_bytes, size - start), start, range_bytes) for start in range(0, size, range_bytes))
+            tasks.extend(
+                Task((path,), min(range_bytes, size - start), start, range_bytes)
+                for start in range(0, size, range_bytes)
+            )
             continue
         group.append(path)
         group_size += size
@@ -140,7 +148,12 @@ CountTask = Callable[[str, Task], tuple[Counts, str]]
 
 
 def count_on_dask(
-    config: dict[str, Any], reader: Reader, paths: list[str], runner: RunnerConfig, progress: bool | None, count_task: CountTask
+    config: dict[str, Any],
+    reader: Reader,
+    paths: list[str],
+    runner: RunnerConfig,
+    progress: bool | None,
+    count_task: CountTask,
 ) -> Counts:
     """Count the inputs on a Dask cluster: `count_task(config as JSON, task)` counts one task's
     input as a local run would and returns its counts and the reader's warnings. The same Counts
@@ -175,7 +188,9 @@ def count_on_dask(
                 counted.pop(future, None)
                 pairs.append(future)
                 if len(pairs) == 2:  # summed on a worker: counts never gather on the client
-                    waiting.add(client.submit(sum_counts, [("counts", pairs[0]), ("counts", pairs[1])], True, pure=False))
+                    waiting.add(
+                        client.submit(sum_counts, [("counts", pairs[0]), ("counts", pairs[1])], True, pure=False)
+                    )
                     pairs = []
             total: Counts = pairs[0].result()
         except BaseException:
@@ -224,9 +239,10 @@ def encode_on_dask(
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode("utf-8")).hexdigest()
     sizes = [os.path.getsize(path) for path in files]
     ranged = reader if isinstance(reader, ReadsRanges) else None
-    with connect(runner, progress) as client, progress_bars.bar(
-        progress, "encoding", total=sum(sizes), unit="B", unit_scale=True
-    ) as bar:
+    with (
+        connect(runner, progress) as client,
+        progress_bars.bar(progress, "encoding", total=sum(sizes), unit="B", unit_scale=True) as bar,
+    ):
         slots = sum(client.nthreads().values()) or 1
         step = range_step(sum(sizes), runner.range_bytes, slots)
         shared = client.scatter(data, broadcast=True, hash=False)
@@ -234,7 +250,10 @@ def encode_on_dask(
         ranges: dict[Any, tuple[str, int]] = {}  # a range's future -> (file, bytes)
         for position, (path, shard) in enumerate(zip(map(os.path.abspath, files), map(os.path.abspath, shard_paths))):
             if ranged is None or sizes[position] <= step or not ranged.splittable(path):
-                finals[client.submit(tasks.whole, shared, digest, path, shard, options, pure=False)] = (position, sizes[position])
+                finals[client.submit(tasks.whole, shared, digest, path, shard, options, pure=False)] = (
+                    position,
+                    sizes[position],
+                )
                 continue
             starts = range(0, sizes[position], step)
             parts = [tasks.part_path(shard, start) for start in starts]
@@ -242,7 +261,9 @@ def encode_on_dask(
                 client.submit(tasks.part, shared, digest, path, start, step, part, options, pure=False)
                 for start, part in zip(starts, parts)
             ]
-            ranges.update((future, (path, min(step, sizes[position] - start))) for future, start in zip(encoded, starts))
+            ranges.update(
+                (future, (path, min(step, sizes[position] - start))) for future, start in zip(encoded, starts)
+            )
             join = client.submit(tasks.join, parts, shard, options, ranged.range_fragments, encoded, pure=False)
             finals[join] = (position, 0)
         results: list[Any] = [None] * len(files)

@@ -30,7 +30,9 @@ def _call(item: Any) -> Any:
     return _worker_function(item)
 
 
-def ordered_map(function: Callable[[Any], Result], items: Iterable[Any], workers: int | None = None) -> Iterator[Result]:
+def ordered_map(
+    function: Callable[[Any], Result], items: Iterable[Any], workers: int | None = None
+) -> Iterator[Result]:
     """Yield function(item) for each item, in order, computed in `workers` processes.
 
     With one worker (or no fork on this platform) it runs in this process.

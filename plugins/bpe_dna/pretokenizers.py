@@ -85,7 +85,9 @@ class NucleotidePretokenizer:
     symbol_unit = "nucleotides"
 
     def __init__(self, options: dict[str, Any]) -> None:
-        check_options("pretokenizer", self.name, options, ("case", "n", "iupac", "max_chunk", "overlap", "reverse_complement"))
+        check_options(
+            "pretokenizer", self.name, options, ("case", "n", "iupac", "max_chunk", "overlap", "reverse_complement")
+        )
         self.policy = _Policy(self.name, options)
         self.max_chunk = _integer(options, "max_chunk", None, 2, 1 << 40)
         self.overlap = _integer(options, "overlap", 0, 0, (self.max_chunk or 2) - 1) or 0
@@ -161,7 +163,11 @@ class NucleotidePretokenizer:
     def hf_components(self) -> dict[str, Any]:
         """Hugging Face equivalent: upper-casing by Replace (case: fold), letters that stand alone
         isolated by a Split, tokens fused back together when decoding."""
-        standalone = "".join(letter for letter in self.policy.letters if letter.upper() not in BASES + ("N" if self.policy.n == "symbol" else ""))
+        standalone = "".join(
+            letter
+            for letter in self.policy.letters
+            if letter.upper() not in BASES + ("N" if self.policy.n == "symbol" else "")
+        )
         normalizer = None
         if self.policy.case == "fold":
             normalizer = {
@@ -201,7 +207,9 @@ class KmerPretokenizer:
     symbol_unit = "k-mers"
 
     def __init__(self, options: dict[str, Any]) -> None:
-        check_options("pretokenizer", self.name, options, ("k", "stride", "remainder", "canonical", "n", "iupac", "case"))
+        check_options(
+            "pretokenizer", self.name, options, ("k", "stride", "remainder", "canonical", "n", "iupac", "case")
+        )
         if options.get("case", "fold") != "fold":
             raise BpeError("pretokenizer.case: dna-kmers folds case; allowed: fold")
         k = _integer(options, "k", 6, 1, 8)
@@ -249,7 +257,10 @@ class KmerPretokenizer:
 
     def split_with_offsets(self, document: Any) -> list[tuple[str, int]]:
         """The chunks of `split` with where each starts in the sequence (0-based)."""
-        return [(match.group(), match.start()) for match in self.policy.chunk_pattern.finditer(self.policy.prepare(document))]
+        return [
+            (match.group(), match.start())
+            for match in self.policy.chunk_pattern.finditer(self.policy.prepare(document))
+        ]
 
     def symbol_spans(self, chunk: str) -> list[tuple[int, int]]:
         """Where each symbol of a chunk lies in it: a k-mer covers k letters (overlapping when

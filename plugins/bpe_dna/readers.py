@@ -65,8 +65,14 @@ class _SequenceReader:
     def __init__(self, options: dict[str, Any]) -> None:
         check_options("reader", self.name, options, ("max_length",) if self.name == "fasta" else ())
         self.max_length = options.get("max_length", MAX_RECORD_LENGTH)
-        if isinstance(self.max_length, bool) or not isinstance(self.max_length, int) or not 1 <= self.max_length <= 1 << 40:
-            raise BpeError(f"input.max_length: expected a number of letters from 1 to {1 << 40}, got {self.max_length!r}")
+        if (
+            isinstance(self.max_length, bool)
+            or not isinstance(self.max_length, int)
+            or not 1 <= self.max_length <= 1 << 40
+        ):
+            raise BpeError(
+                f"input.max_length: expected a number of letters from 1 to {1 << 40}, got {self.max_length!r}"
+            )
         self._sources: list[Source] = []
 
     def documents(self, paths: list[str], strict: bool = False) -> Iterator[Record]:
@@ -80,7 +86,9 @@ class _SequenceReader:
             except READ_ERRORS as error:
                 raise read_failure(path, error) from None
             except MemoryError:
-                raise BpeError(f"{path}: out of memory reading its records (a record too long for this machine?)") from None
+                raise BpeError(
+                    f"{path}: out of memory reading its records (a record too long for this machine?)"
+                ) from None
             finally:
                 hashed.close()
 

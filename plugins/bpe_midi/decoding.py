@@ -73,7 +73,11 @@ class MidiDecoder:
             conductor.append((step * TICKS_PER_STEP, 0, mido.MetaMessage("set_tempo", tempo=tempo, time=0)))
         for step, numerator, denominator in signatures:
             conductor.append(
-                (step * TICKS_PER_STEP, 0, mido.MetaMessage("time_signature", numerator=numerator, denominator=denominator, time=0))
+                (
+                    step * TICKS_PER_STEP,
+                    0,
+                    mido.MetaMessage("time_signature", numerator=numerator, denominator=denominator, time=0),
+                )
             )
         midi.tracks.append(_track(conductor))
         # one track per program (and more where same-pitch notes would overlap)
@@ -82,7 +86,9 @@ class MidiDecoder:
         for program, pitch, velocity, start_step, steps in sorted(notes, key=lambda note: (note[3], note[3] + note[4])):
             start, end = start_step * TICKS_PER_STEP, (start_step + steps) * TICKS_PER_STEP
             program_lanes = lanes.setdefault(program, [])
-            lane = next((index for index, ends in enumerate(program_lanes) if ends.get(pitch, -1) <= start), len(program_lanes))
+            lane = next(
+                (index for index, ends in enumerate(program_lanes) if ends.get(pitch, -1) <= start), len(program_lanes)
+            )
             if lane == len(program_lanes):
                 program_lanes.append({})
             program_lanes[lane][pitch] = end
@@ -97,7 +103,9 @@ class MidiDecoder:
             if program != "drums":
                 events.append((0, 0, mido.Message("program_change", channel=channel, program=int(program), time=0)))
             for start, end, pitch, velocity in lane_notes[(program, lane)]:
-                events.append((start, 2, mido.Message("note_on", channel=channel, note=pitch, velocity=velocity, time=0)))
+                events.append(
+                    (start, 2, mido.Message("note_on", channel=channel, note=pitch, velocity=velocity, time=0))
+                )
                 events.append((end, 1, mido.Message("note_off", channel=channel, note=pitch, velocity=0, time=0)))
             midi.tracks.append(_track(events))
         return midi
@@ -105,7 +113,9 @@ class MidiDecoder:
     def write(self, document: Any, path: str) -> None:
         if type(document).__name__ != "MidiFile":
             raise BpeError(f"the midi decoder writes MIDI files, not {type(document).__name__}")
-        with atomic_output(path, binary=True) as handle:  # never a half-written file; the usual permissions; a bad path is a BpeError naming it
+        with atomic_output(
+            path, binary=True
+        ) as handle:  # never a half-written file; the usual permissions; a bad path is a BpeError naming it
             document.save(file=handle)
 
 

@@ -120,20 +120,34 @@ def grid_from_options(options: dict[str, Any]) -> Grid:
         signatures = ((4, 4),)
     else:
         signatures = _signatures(choice, resolution)
-    return Grid(resolution, velocities, tuple(durations), tuple(tempos), pitch_range[0], pitch_range[1], tuple(sorted(set(programs))), signatures)
+    return Grid(
+        resolution,
+        velocities,
+        tuple(durations),
+        tuple(tempos),
+        pitch_range[0],
+        pitch_range[1],
+        tuple(sorted(set(programs))),
+        signatures,
+    )
 
 
 def _signatures(choice: Any, resolution: int) -> tuple[tuple[int, int], ...]:
     """`time_signatures` as a list of "n/d" strings."""
     if not isinstance(choice, list) or not choice:
-        raise BpeError(f"pretokenizer.time_signatures: expected true, false or a list like [\"4/4\", \"3/4\"], got {choice!r}")
+        raise BpeError(
+            f'pretokenizer.time_signatures: expected true, false or a list like ["4/4", "3/4"], got {choice!r}'
+        )
     signatures = []
     for item in choice:
         numerator, _, denominator = str(item).partition("/")
         if not (numerator.isdigit() and denominator.isdigit() and int(denominator) in (1, 2, 4, 8, 16, 32)):
-            raise BpeError(f"pretokenizer.time_signatures: {item!r} is not a time signature like \"3/4\"")
+            raise BpeError(f'pretokenizer.time_signatures: {item!r} is not a time signature like "3/4"')
         if int(numerator) * resolution * 4 % int(denominator) or int(numerator) == 0:
-            raise BpeError(f"pretokenizer.time_signatures: {item!r} is not a whole number of grid steps at beat_resolution {resolution}")
+            raise BpeError(
+                f"pretokenizer.time_signatures: {item!r} is not a whole number of grid steps at beat_resolution "
+                f"{resolution}"
+            )
         signatures.append((int(numerator), int(denominator)))
     return tuple(dict.fromkeys(signatures))
 
@@ -158,7 +172,16 @@ class MidiEventPretokenizer:
     byte_level = False
     decoder = "midi"
     symbol_unit = "events"
-    OPTIONS = ("beat_resolution", "velocity_bins", "pitch_range", "programs", "tempos", "time_signatures", "split", "parser")
+    OPTIONS = (
+        "beat_resolution",
+        "velocity_bins",
+        "pitch_range",
+        "programs",
+        "tempos",
+        "time_signatures",
+        "split",
+        "parser",
+    )
 
     def __init__(self, options: dict[str, Any]) -> None:
         check_options("pretokenizer", self.name, options, self.OPTIONS)
@@ -218,7 +241,11 @@ class MidiEventPretokenizer:
         tempos = [(step_of(tick), grid.tempo_index(tempo)) for tick, tempo in song.tempos]
         if not tempos or tempos[0][0] > 0:
             tempos.insert(0, (0, grid.tempo_index(DEFAULT_TEMPO)))
-        report["tempos_binned"] = sum(1 for _, tempo in song.tempos if abs(60_000_000 / max(1, tempo) - grid.tempos[grid.tempo_index(tempo)]) > 0.5)
+        report["tempos_binned"] = sum(
+            1
+            for _, tempo in song.tempos
+            if abs(60_000_000 / max(1, tempo) - grid.tempos[grid.tempo_index(tempo)]) > 0.5
+        )
 
         notes: list[tuple[int, int, int, int, int]] = []  # onset step, program id, pitch, velocity id, duration id
         for note in song.notes:
@@ -286,7 +313,8 @@ class MidiEventPretokenizer:
         for bar, events in enumerate(per_bar):
             bar_tokens = [ids["Bar"]]
             if self.with_signatures and bar_signatures[bar] != previous_signature:
-                bar_tokens.append(ids["TimeSig_%d/%d" % bar_signatures[bar]])
+                numerator, denominator = bar_signatures[bar]
+                bar_tokens.append(ids[f"TimeSig_{numerator}/{denominator}"])
             previous_signature = bar_signatures[bar]
             current: list[int] = bar_tokens
             beat = 0
@@ -300,7 +328,14 @@ class MidiEventPretokenizer:
                 if tempo is not None:
                     current.append(tempo_base + tempo)
                 for _, program, pitch, velocity, duration in position_notes:
-                    current.extend((program, pitch_base + pitch - grid.pitch_low, velocity_base + velocity, duration_base + duration))
+                    current.extend(
+                        (
+                            program,
+                            pitch_base + pitch - grid.pitch_low,
+                            velocity_base + velocity,
+                            duration_base + duration,
+                        )
+                    )
             if self.split_mode == "none":
                 song_tokens.extend(current)
             else:

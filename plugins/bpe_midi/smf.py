@@ -198,7 +198,15 @@ def pair_notes(tracks: list[list[int]]) -> tuple[list[int], list[int], list[int]
                 for slot in range(len(open_keys)):
                     if open_keys[slot] == key:
                         notes.extend(
-                            (open_starts[slot], tick, a, open_velocities[slot], open_programs[slot], 1 if channel == 9 else 0, track_index)
+                            (
+                                open_starts[slot],
+                                tick,
+                                a,
+                                open_velocities[slot],
+                                open_programs[slot],
+                                1 if channel == 9 else 0,
+                                track_index,
+                            )
                         )
                         del open_keys[slot]
                         del open_starts[slot]
@@ -212,7 +220,15 @@ def pair_notes(tracks: list[list[int]]) -> tuple[list[int], list[int], list[int]
         for slot in range(len(open_keys)):
             key = open_keys[slot]
             notes.extend(
-                (open_starts[slot], track_end, key % 128, open_velocities[slot], open_programs[slot], 1 if key // 128 == 9 else 0, track_index)
+                (
+                    open_starts[slot],
+                    track_end,
+                    key % 128,
+                    open_velocities[slot],
+                    open_programs[slot],
+                    1 if key // 128 == 9 else 0,
+                    track_index,
+                )
             )
         track_ends.append(track_end)
     return notes, track_ends, meta

@@ -54,7 +54,15 @@ def events_from_mido(midi: Any) -> list[list[int]]:
             tick += message.time
             kind = message.type
             if kind == "note_on":
-                events.extend((tick, smf.NOTE_ON if message.velocity > 0 else smf.NOTE_OFF, message.channel, message.note, message.velocity))
+                events.extend(
+                    (
+                        tick,
+                        smf.NOTE_ON if message.velocity > 0 else smf.NOTE_OFF,
+                        message.channel,
+                        message.note,
+                        message.velocity,
+                    )
+                )
             elif kind == "note_off":
                 events.extend((tick, smf.NOTE_OFF, message.channel, message.note, message.velocity))
             elif kind == "program_change":

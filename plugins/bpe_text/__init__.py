@@ -6,7 +6,8 @@ Registered through the `bpe_core` entry-point group like any third-party plugin.
 normalize text (that is a pipeline stage) and does not know about special tokens.
 """
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from bpe_core.contract import (
     DecoderFactory,

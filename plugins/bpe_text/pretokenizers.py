@@ -20,7 +20,7 @@ PATTERNS: dict[str, str] = {
     # the original GPT-2 release (encoder.py)
     "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
     # tiktoken's cl100k_base and o200k_base, character for character
-    "cl100k": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+    "cl100k": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",  # noqa: E501 (as published)
     "o200k": "|".join(
         [
             r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
@@ -59,7 +59,9 @@ TIMEOUT_PER_CHARACTER = 2e-6
 
 def _bytes_to_unicode() -> list[str]:
     """GPT-2's printable stand-in character for each byte value, used as the byte labels."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    printable = (
+        list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    )
     labels: dict[int, str] = {byte: chr(byte) for byte in printable}
     extra = 0
     for byte in range(256):
@@ -154,13 +156,18 @@ class RegexPretokenizer(ByteLevel):
         except TimeoutError:
             shown = self.pattern if len(self.pattern) <= 80 else self.pattern[:60] + "..."
             raise BpeError(
-                f"pretokenizer.pattern {shown!r} took more than {limit:.1f} s on a document of {len(document)} characters "
+                f"pretokenizer.pattern {shown!r} took more than {limit:.1f} s on a document of {len(document)} "
+                "characters "
                 "(catastrophic backtracking?); simplify the pattern"
             ) from None
 
     def _split_by_pattern(self, document: str, limit: float) -> list[str]:
         if not self.keep_unmatched:
-            return [match.group() for match in self.compiled.finditer(document, timeout=limit) if match.end() > match.start()]
+            return [
+                match.group()
+                for match in self.compiled.finditer(document, timeout=limit)
+                if match.end() > match.start()
+            ]
         result: list[str] = []
         position = 0
         for match in self.compiled.finditer(document, timeout=limit):

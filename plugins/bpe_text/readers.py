@@ -169,7 +169,9 @@ class TextReader:
     splittable = staticmethod(splittable)
     range_fragments = True  # a file is one document: its ranges are fragments of it
 
-    def range_documents(self, path: str, start: int, step: int, safe_cut: Callable[[str], int]) -> Iterator[StreamedText]:
+    def range_documents(
+        self, path: str, start: int, step: int, safe_cut: Callable[[str], int]
+    ) -> Iterator[StreamedText]:
         """The text of the byte range at grid point `start` (see the module docstring)."""
         if start == 0:
             self._ranged[path] = _open_for_hash(path)
@@ -266,7 +268,9 @@ class JsonlReader:
         except json.JSONDecodeError as error:
             raise BpeError(f"{where}: invalid JSON ({error.msg} at column {error.colno})") from None
         except RecursionError:
-            raise BpeError(f"{where}: JSON nested too deeply (Python's limit is about {sys.getrecursionlimit()} levels)") from None
+            raise BpeError(
+                f"{where}: JSON nested too deeply (Python's limit is about {sys.getrecursionlimit()} levels)"
+            ) from None
         if not isinstance(record, dict):
             raise BpeError(f"{where}: expected a JSON object, got {type(record).__name__}")
         if self.field not in record:

@@ -17,7 +17,13 @@ def bpe_env() -> dict[str, str]:
 def run_bpe(*args: object, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """Run the installed `bpe` console script (never the source tree: cwd is a temporary directory)."""
     return subprocess.run(
-        [str(BPE), *map(str, args)], cwd=cwd, capture_output=True, text=True, env=bpe_env(), timeout=timeout, check=False
+        [str(BPE), *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=bpe_env(),
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -36,7 +42,6 @@ def assert_clean_error(result: subprocess.CompletedProcess[str], *fragments: str
     for fragment in fragments:
         assert fragment in lines[0], f"{fragment!r} not in {lines[0]!r}"
     return lines[0]
-
 
 
 def _limit_memory(megabytes: int) -> None:
@@ -70,7 +75,9 @@ def run_bpe_bounded(
 
 def snapshot(directory: Path) -> dict[str, bytes]:
     """Every file under `directory` (relative path -> content): to assert a failed run changed nothing."""
-    return {str(path.relative_to(directory)): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file()}
+    return {
+        str(path.relative_to(directory)): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file()
+    }
 
 
 def assert_fails_cleanly(

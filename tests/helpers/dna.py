@@ -93,10 +93,3 @@ def window_count(length: int, size: int, overlap: int) -> int:
         return 1
     step = size - overlap
     return 1 + -(-(length - size) // step)
-
-
-
-
-
-
-

@@ -20,7 +20,9 @@ EOT = "<|endoftext|>"
 
 def gpt2_byte_characters() -> dict[str, int]:
     """GPT-2's printable stand-in character -> byte value (bytes_to_unicode in openai/gpt-2)."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    printable = (
+        list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    )
     characters = {byte: chr(byte) for byte in printable}
     extra = 0
     for byte in range(256):
@@ -79,7 +81,9 @@ def multilingual_excerpt() -> str:
 
 def non_ascii_paragraphs(count: int) -> list[str]:
     """The first `count` paragraphs of the documentation that hold a non-ASCII character."""
-    found = [paragraph for paragraph in docs_text().split("\n\n") if any(ord(character) > 127 for character in paragraph)]
+    found = [
+        paragraph for paragraph in docs_text().split("\n\n") if any(ord(character) > 127 for character in paragraph)
+    ]
     assert len(found) >= count
     return found[:count]
 
@@ -101,7 +105,9 @@ def bpe_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_bpe(*args: str | os.PathLike[str], cwd: Path, stdin: bytes | None = None, **env: str) -> subprocess.CompletedProcess[bytes]:
+def run_bpe(
+    *args: str | os.PathLike[str], cwd: Path, stdin: bytes | None = None, **env: str
+) -> subprocess.CompletedProcess[bytes]:
     """Run the installed `bpe` console script; stdout and stderr as bytes."""
     return subprocess.run(
         [str(BPE), *map(str, args)],

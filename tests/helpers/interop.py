@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import tiktoken
-from helpers.framework import gpt2_byte_characters
-from helpers.patterns import GPT2_PATTERN
 from hypothesis import strategies as st
 from tiktoken_ext import openai_public
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+
+from helpers.framework import gpt2_byte_characters
+from helpers.patterns import GPT2_PATTERN
 
 # Pure mode runs the engine as plain Python: the same claims, on slices of the data.
 PURE = os.environ.get("BPE_CORE_PURE") == "1"
@@ -203,7 +204,8 @@ def adversarial_inputs() -> dict[str, str]:
         "digits-10k": digits,
         "digits-10k-in-text": f"pi is {digits}. Then {digits[:4000]}abc {digits[:3001]}",
         "mixed-numerals": (
-            "\u0661\u0662\u0663\u0664 \u0967\u0968\u0969 \u00bd\u2153 \u2160\u216b \u2460\u2461 \U0001d7ce\U0001d7cf 12345678"
+            "\u0661\u0662\u0663\u0664 \u0967\u0968\u0969 \u00bd\u2153 \u2160\u216b \u2460\u2461 \U0001d7ce\U0001d7cf "
+            "12345678"
         )
         * 200,
         "contractions": contraction_text(),
@@ -220,8 +222,8 @@ def adversarial_inputs() -> dict[str, str]:
         )
         * 500,
         "zero-width": "zero\u200bwidth\u200cnon\u200djoiner\ufeffbom\u2060" * 1_000,
-        "mixed-scripts": "Ünïcödé 한국어 日本語 Ελληνικά ΟΔΟΣ русский עברית العربية हिन्दी ไทย ǅungla Ǆ ǈ \U00010400\U00010428 "
-        * 200,
+        "mixed-scripts": "Ünïcödé 한국어 日本語 Ελληνικά ΟΔΟΣ русский עברית العربية हिन्दी ไทย ǅungla Ǆ ǈ "
+        "\U00010400\U00010428 " * 200,
         "control-characters": "".join(chr(code) for code in range(32)) * 100 + "\x7f\x80\x9f",
         "noncharacters-and-planes": "\uffff\ufffe\U0010ffff\U000e0001\U000f0000\U0001ffff\U0002a6d6" * 300,
     }
@@ -266,6 +268,8 @@ UNICODE_PIECE = st.one_of(
 unicode_text = st.one_of(st.text(ANY_CHARACTER, max_size=60), st.lists(UNICODE_PIECE, max_size=25).map("".join))
 # Text only we can take: the same, plus lone surrogates anywhere.
 text_with_surrogates = st.lists(
-    st.one_of(UNICODE_PIECE, st.characters(categories=("Cs",)), st.sampled_from(["\ud800", "\udfff", "\ud83d", "\ude00"])),
+    st.one_of(
+        UNICODE_PIECE, st.characters(categories=("Cs",)), st.sampled_from(["\ud800", "\udfff", "\ud83d", "\ude00"])
+    ),
     max_size=25,
 ).map("".join)

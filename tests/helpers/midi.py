@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import mido
+
 from helpers.paths import CONFIGS_DIR, POP909_DIR, require
 
 REMI_BPE_CONFIG = CONFIGS_DIR / "midi-remi-bpe.yaml"
@@ -49,7 +50,9 @@ class RefNote(NamedTuple):
 class RefSong:
     ticks_per_beat: int
     notes: list[RefNote] = field(default_factory=list)
-    tempos: list[tuple[int, int]] = field(default_factory=list)  # (tick, microseconds per beat), file order within a tick
+    tempos: list[tuple[int, int]] = field(
+        default_factory=list
+    )  # (tick, microseconds per beat), file order within a tick
     time_signatures: list[tuple[int, int, int]] = field(default_factory=list)  # (tick, numerator, denominator)
 
 
@@ -94,7 +97,8 @@ def note_multiset(notes: Iterable[Any]) -> Counter[tuple[int, int, int, int, int
     """(start, end, pitch, velocity, program, drum) of RefNotes or bpe_midi Notes, as a multiset.
     Drum notes count with program -1, whatever program their channel had."""
     return Counter(
-        (note.start, note.end, note.pitch, note.velocity, -1 if note.drum else note.program, bool(note.drum)) for note in notes
+        (note.start, note.end, note.pitch, note.velocity, -1 if note.drum else note.program, bool(note.drum))
+        for note in notes
     )
 
 
@@ -152,7 +156,9 @@ def quantization_of(tokenizer: Any) -> Quantization:
     labels = tokenizer.alphabet
     durations = tuple(sorted(int(label.split("_")[1]) for label in labels if label.startswith("Duration_")))
     tempos = tuple(sorted(int(label.split("_")[1]) for label in labels if label.startswith("Tempo_")))
-    return Quantization(options.get("beat_resolution", 8), options.get("velocity_bins", 32), low, high, durations, tempos)
+    return Quantization(
+        options.get("beat_resolution", 8), options.get("velocity_bins", 32), low, high, durations, tempos
+    )
 
 
 def round_trip_problems(original: RefSong, decoded: RefSong, grid: Quantization, limit: int = 5) -> list[str]:
@@ -174,7 +180,16 @@ def round_trip_problems(original: RefSong, decoded: RefSong, grid: Quantization,
             steps = grid.quantized_steps(note, source_ticks)
             bin_steps = min(grid.nearest_durations(steps))
             expected.append(
-                (note.pitch, note.program, note.drum, grid.step(note.start, source_ticks), bin_steps, note.velocity, steps, note)
+                (
+                    note.pitch,
+                    note.program,
+                    note.drum,
+                    grid.step(note.start, source_ticks),
+                    bin_steps,
+                    note.velocity,
+                    steps,
+                    note,
+                )
             )
     actual = []
     for note in decoded.notes:
@@ -201,7 +216,8 @@ def round_trip_problems(original: RefSong, decoded: RefSong, grid: Quantization,
             problems.append(f"{source}: onset {start_beats:.4f} beats decoded at {decoded_beats:.4f}")
         if length != bin_steps and length not in grid.nearest_durations(steps):
             problems.append(
-                f"{source}: {steps} steps on the grid, nearest bins {sorted(grid.nearest_durations(steps))}, decoded {length}"
+                f"{source}: {steps} steps on the grid, nearest bins {sorted(grid.nearest_durations(steps))}, decoded "
+                f"{length}"
             )
         if abs(decoded_velocity - velocity) >= grid.velocity_width:
             problems.append(f"{source}: velocity {velocity} decoded as {decoded_velocity}")
@@ -222,7 +238,9 @@ def tempo_problems(original: RefSong, decoded: RefSong, grid: Quantization, limi
     for tick, microseconds in decoded.tempos:
         step = tick * grid.beat_resolution / decoded.ticks_per_beat
         if step != round(step) or round(step) not in expected:
-            problems.append(f"decoded tempo {60_000_000 / microseconds:.1f} BPM at step {step}, where the original has no change")
+            problems.append(
+                f"decoded tempo {60_000_000 / microseconds:.1f} BPM at step {step}, where the original has no change"
+            )
         actual[round(step)] = microseconds
     decoded_map = sorted(actual.items())
     for step, microseconds in sorted(expected.items()):
@@ -235,7 +253,11 @@ def tempo_problems(original: RefSong, decoded: RefSong, grid: Quantization, limi
 
 def last_event_step(song: RefSong, grid: Quantization) -> int:
     """The step of the last note onset (in range) or tempo change: where the bars end."""
-    steps = [grid.step(note.start, song.ticks_per_beat) for note in song.notes if grid.pitch_low <= note.pitch <= grid.pitch_high]
+    steps = [
+        grid.step(note.start, song.ticks_per_beat)
+        for note in song.notes
+        if grid.pitch_low <= note.pitch <= grid.pitch_high
+    ]
     steps += [grid.step(tick, song.ticks_per_beat) for tick, _ in song.tempos]
     return max(steps, default=0)
 
@@ -310,7 +332,10 @@ def retimed(midi: mido.MidiFile, ticks_per_beat: int, tick_of: Any = None) -> mi
     """A copy at another resolution: every absolute tick t becomes tick_of(t) (by default
     t * new / old rounded to the nearest tick); tempos in microseconds per beat stay."""
     if tick_of is None:
-        tick_of = lambda tick: round(tick * ticks_per_beat / midi.ticks_per_beat)
+
+        def tick_of(tick: int) -> int:
+            return round(tick * ticks_per_beat / midi.ticks_per_beat)
+
     result = mido.MidiFile(type=midi.type, ticks_per_beat=ticks_per_beat)
     for track in midi.tracks:
         result.tracks.append(track_of((tick_of(tick), message) for tick, message in absolute_messages(track)))
@@ -357,14 +382,6 @@ def program_change(tick: int, program: int, channel: int = 0) -> tuple[int, Any]
 
 # ---------------------------------------------------------------------------------------------
 # the command line
-
-
-
-
-
-
-
-
 
 
 # ---------------------------------------------------------------------------------------------

@@ -111,11 +111,11 @@ def decode_reference(alphabet_size: int, merges: list[tuple[int, int]], ids: lis
 
 def seed_train_naive(words, num_merges):  # type: ignore[no-untyped-def]
     """The seed article's step 1, verbatim (byte alphabet, unweighted words, tie: largest)."""
-    words = [list(w) for w in words]          # mutable copy
+    words = [list(w) for w in words]  # mutable copy
     merges = []
     for _ in range(num_merges):
         counts = {}
-        for w in words:                        # recount ALL pairs
+        for w in words:  # recount ALL pairs
             for i in range(len(w) - 1):
                 p = (w[i], w[i + 1])
                 counts[p] = counts.get(p, 0) + 1
@@ -123,13 +123,15 @@ def seed_train_naive(words, num_merges):  # type: ignore[no-untyped-def]
             break
         pair = max(counts, key=lambda p: (counts[p], p))
         new_id = 256 + len(merges)
-        for w in words:                        # rewrite EVERY word
+        for w in words:  # rewrite EVERY word
             i, out = 0, []
             while i < len(w):
                 if i < len(w) - 1 and w[i] == pair[0] and w[i + 1] == pair[1]:
-                    out.append(new_id); i += 2
+                    out.append(new_id)
+                    i += 2
                 else:
-                    out.append(w[i]); i += 1
+                    out.append(w[i])
+                    i += 1
             w[:] = out
         merges.append(pair)
     return merges

@@ -48,8 +48,9 @@ entries, i.e. after a string was formed by two pairs), and limit_alphabet ties a
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 I32_MIN = -(2**31)
 I32_MOD = 2**32

@@ -1,0 +1,166 @@
+"""The grammar of the `bpe` command line: its subcommands, their arguments and help. A usage error
+is one `error: ...` line and exit status 2, as every other error of the command line.
+
+This module only describes the grammar; `cli` runs the commands.
+"""
+
+import argparse
+from typing import Any, NoReturn
+
+from bpe_core.idfiles import DTYPES
+
+EXIT_BAD_INPUT = 2
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the CLI's error convention: one `error: ...` line, exit status 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)  # an option's prefix must not silently mean another option
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def workers(value: str) -> int:
+    """--workers of every command: a whole number of processes, at least 1."""
+    if not (value.isascii() and value.isdigit()) or len(value) > 6 or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of processes, 1 or more; got {value[:40]!r}")
+    return int(value)
+
+
+def runner_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--runner", choices=("local", "dask"), help="where to run (default: the config's runner, else local)"
+    )
+    command.add_argument(
+        "--address", metavar="tcp://HOST:PORT", help="Dask scheduler to submit to (implies --runner dask)"
+    )
+
+
+def build_parser(version: str) -> argparse.ArgumentParser:
+    """The whole grammar of `bpe`: each subcommand's name is `args.command`."""
+    parser = Parser(prog="bpe", description="Train and apply byte-pair encoding to text, DNA and music.")
+    parser.add_argument("--version", action="version", version=version)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
+
+    train = commands.add_parser("train", help="train a tokenizer from a YAML config")
+    train.add_argument("config")
+    train.add_argument("files", nargs="*", help="input files (replace input.paths)")
+    train.add_argument("-o", "--output", help="tokenizer file to write (default: the config's output)")
+    train.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
+    train.add_argument("--workers", type=workers, default=None, help="processes for counting (default: all cores)")
+    train.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary")
+    train.add_argument("--strict", action="store_true", help="an unreadable input file is an error (readers that skip)")
+    train.add_argument(
+        "--from-counts", nargs="+", metavar="COUNTS", help="train from counts files (`bpe count`), read no input"
+    )
+    runner_options(train)
+
+    count = commands.add_parser("count", help="count the unique chunks of a corpus into a counts file")
+    count.add_argument("config", nargs="?")
+    count.add_argument("files", nargs="*", help="input files (replace input.paths)")
+    count.add_argument("-o", "--output", required=True, help="counts file to write")
+    count.add_argument("--merge", nargs="+", metavar="COUNTS", help="sum these counts files instead of counting")
+    count.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
+    count.add_argument("--workers", type=workers, default=None, help="processes (default: all cores)")
+    count.add_argument("-q", "--quiet", action="store_true", help="no progress bars or summary")
+    count.add_argument("--strict", action="store_true", help="an unreadable input file is an error (readers that skip)")
+    runner_options(count)
+
+    encode = commands.add_parser("encode", help="encode documents to ids")
+    encode.add_argument("-t", "--tokenizer", required=True)
+    encode.add_argument("files", nargs="*", help="input files, or - for standard input (the default)")
+    encode.add_argument(
+        "--format", choices=("ids", "tokens", "bin"), help="default: bin for -o FILE.bin or DIR/, else ids"
+    )
+    encode.add_argument(
+        "--dtype",
+        choices=tuple(DTYPES),
+        help="id width for --format bin (default: uint16 if the vocabulary fits, else uint32)",
+    )
+    encode.add_argument("--eos", metavar="TOKEN", help="append this special token after each document")
+    encode.add_argument(
+        "-o",
+        "--output",
+        help="output file (default: standard output); with --format bin, DIR/ writes a shard per input",
+    )
+    encode.add_argument("--workers", type=workers, default=None, help="processes (default: all cores)")
+    runner_options(encode)
+    special = encode.add_mutually_exclusive_group()
+    special.add_argument(
+        "--allow-special", action="store_true", help="special token strings in the text become special ids"
+    )
+    special.add_argument("--ordinary", action="store_true", help="special token strings in the text are plain text")
+    encode.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    encode.add_argument(
+        "--names", action="store_true", help="ids, tokens: a first column NAME<TAB> with each record's id (FASTA/FASTQ)"
+    )
+
+    decode = commands.add_parser("decode", help="decode ids back to documents")
+    decode.add_argument("-t", "--tokenizer", required=True)
+    decode.add_argument(
+        "file", nargs="?", help="ids file (as `bpe encode` writes it), a shard directory, or - for standard input"
+    )
+    decode.add_argument("--format", choices=("ids", "bin"), help="default: bin for FILE.bin, else ids")
+    decode.add_argument(
+        "--dtype",
+        choices=tuple(DTYPES),
+        help="default: the shard index's dtype, else uint16 if the vocabulary fits, else uint32",
+    )
+    decode.add_argument(
+        "-o",
+        "--output",
+        help="output file (default: standard output); DNA: x.fa (.fasta, .fna, .gz) writes FASTA records",
+    )
+    decode.add_argument(
+        "--errors",
+        choices=("replace", "strict"),
+        default="replace",
+        help="ids that make invalid UTF-8 (text): U+FFFD for each bad byte sequence, as tiktoken, or an error",
+    )
+
+    inspect = commands.add_parser("inspect", help="describe a tokenizer file")
+    inspect.add_argument("tokenizer", nargs="?", help="tokenizer file (or -t TOKENIZER)")
+    inspect.add_argument("-t", "--tokenizer", dest="tokenizer_option", metavar="TOKENIZER", help="tokenizer file")
+    inspect.add_argument("--top", type=int, default=10, help="how many tokens (and input files) to list per section")
+    inspect.add_argument(
+        "--on", nargs="+", metavar="FILE", help="also encode these files and report the compression on them"
+    )
+    inspect.add_argument("--workers", type=int, default=None, help="processes for --on (default: all cores)")
+
+    validate = commands.add_parser("validate", help="check a config without training")
+    validate.add_argument("config")
+    validate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+
+    export = commands.add_parser("export", help="write a tokenizer as Hugging Face tokenizer.json or .tiktoken")
+    export.add_argument("-t", "--tokenizer", required=True)
+    export.add_argument(
+        "--format", choices=("hf", "tiktoken"), help="default: tiktoken for OUT.tiktoken, hf for OUT.json or DIR/"
+    )
+    export.add_argument("-o", "--output", required=True)
+
+    import_ = commands.add_parser("import", help="read a Hugging Face tokenizer.json or a .tiktoken file")
+    import_.add_argument("input")
+    import_.add_argument(
+        "--format", choices=("hf", "tiktoken"), help="default: tiktoken for .tiktoken(.gz), hf for .json"
+    )
+    import_.add_argument("-o", "--output", required=True, help="bpe-core tokenizer file to write")
+    import_.add_argument(
+        "--pattern",
+        help="tiktoken: gpt2, cl100k, o200k or a regex (default: the published file's own; required for others)",
+    )
+    import_.add_argument(
+        "--special",
+        action="append",
+        default=[],
+        metavar="TOKEN=ID",
+        help="tiktoken: a special token (adds to a published file's)",
+    )
+    import_.add_argument("-q", "--quiet", action="store_true", help="no summary")
+
+    commands.add_parser("plugins", help="list installed plugins and their components")
+
+    commands.add_parser("demo", help="train and show small tokenizers on samples shipped with bpe-core")
+    return parser
