@@ -56,6 +56,12 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     train.add_argument(
         "--from-counts", nargs="+", metavar="COUNTS", help="train from counts files (`bpe count`), read no input"
     )
+    train.add_argument(
+        "--from",
+        dest="base",
+        metavar="BASE",
+        help="continue training from this tokenizer file: its ids stay, new merges get the ids after its last",
+    )
     runner_options(train)
 
     count = commands.add_parser("count", help="count the unique chunks of a corpus into a counts file")

@@ -80,6 +80,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         workers=args.workers,
         progress=False if args.quiet else None,
         counts=args.from_counts or None,
+        base=bpe_core.load(args.base) if args.base else None,
     )
     output = args.output or tokenizer.config.get("output") or f"{tokenizer.name}.json"
     overridden = _overrides(args.set)
@@ -176,13 +177,13 @@ def _cmd_encode(args: argparse.Namespace) -> int:
         return 0
     reader = tokenizer.reader()
     inputs = args.files or ["-"]
-    written = IdsFormat(args.format, args.dtype, args.names)
+    written = IdsFormat(args.format, args.names)
     with (
         atomic_output(args.output, args.format == "bin") as out,
         progress_bars.input_bar(progress, "encoding", expand_paths(inputs, reader_suffixes(reader))) as bar,
     ):
         read = progress_bars.metered(reader.documents(inputs, strict=True), bar)
-        documents, tokens = write_ids(tokenizer, read, out, written, options, args.workers, bar)
+        documents, tokens, _ = write_ids(tokenizer, read, out, written, options, args.workers, bar)
     if args.output not in (None, "-") and not args.quiet:
         print(f"{documents:,} documents, {tokens:,} tokens -> {args.output}", file=sys.stderr)
     return 0

@@ -125,21 +125,10 @@ def _write(
                 names.append(name)
             yield document
 
-    count = tokens = document_tokens = 0
-    lengths: list[int] = []
-    encoded = tokenizer.encode_pieces(named(documents), workers, options.allowed_special, options.disallowed_special)
     with atomic_output(path, binary=True) as out:
-        for ids, ends in encoded:
-            if ends and whole:
-                count += 1
-                ids = [] if options.eos_id is None else [options.eos_id]
-            out.write(id_bytes(ids, options.dtype))
-            tokens += len(ids)
-            document_tokens += len(ids)
-            if ends and whole and names is not None:
-                lengths.append(document_tokens)
-            if ends:
-                document_tokens = 0
+        count, tokens, lengths = write_ids(
+            tokenizer, named(documents), out, IdsFormat("bin"), options, workers, whole=whole
+        )
     records = list(zip(names, lengths)) if names and whole else None
     return count, tokens, records
 
@@ -309,12 +298,11 @@ SHARD_TASKS = dask.ShardTasks(whole=encode_file_task, part=encode_range_task, jo
 
 @dataclass(frozen=True)
 class IdsFormat:
-    """How `bpe encode` writes one ids file: `ids` (decimal ids, a document a line), `tokens`
-    (each token's text), or `bin` (`dtype` ids back to back); `names` puts each record's name and
-    a tab before its line."""
+    """How ids are written to one file: `ids` (decimal ids, a document a line), `tokens` (each
+    token's text), or `bin` (ids of `ShardOptions.dtype` back to back); `names` puts each record's
+    name and a tab before its line."""
 
     format: str = "ids"
-    dtype: str = "uint16"
     names: bool = False
 
 
@@ -325,39 +313,48 @@ def write_ids(
     written: IdsFormat,
     options: ShardOptions,
     workers: int | None,
-    bar: Any,
-) -> tuple[int, int]:
-    """Encode the documents into `out` as `written` says, moving the progress `bar` per document;
-    returns (documents, tokens)."""
+    bar: Any = None,
+    whole: bool = True,
+) -> tuple[int, int, list[int]]:
+    """Encode the documents into `out` as `written` says, the end-of-document token after each
+    (unless not `whole`: a range's part, whose last document goes on in the next part), moving the
+    progress `bar` per document; returns (documents, tokens, each document's tokens)."""
     binary = written.format == "bin"
     names: list[str] = []  # names: each document's record id, in input order
-    count, tokens = 0, 0
+    count = tokens = document_tokens = 0
+    lengths: list[int] = []
     read = _named(documents, names) if written.names else documents
     pieces = tokenizer.encode_pieces(read, workers, options.allowed_special, options.disallowed_special)
     line_started = False  # text formats: one line per document, written piece by piece
     name_written = False  # the reader has already given the current document: its name is known
     for ids, ends in pieces:
-        if ends and options.eos_id is not None:
+        if ends and whole and options.eos_id is not None:
             ids = [options.eos_id]
         tokens += len(ids)
+        document_tokens += len(ids)
         if not binary and written.names and not name_written:
             out.write(names[count] + "\t")
             name_written = True
         if binary:
-            out.write(id_bytes(ids, written.dtype))
+            out.write(id_bytes(ids, options.dtype))
         elif ids:
             show = str if written.format == "ids" else tokenizer.token_text
             out.write((" " if line_started else "") + " ".join(map(show, ids)))
             line_started = True
-        if ends:
-            if not binary:
-                out.write("\n")
-            line_started = name_written = False
+        if not ends:
+            continue
+        if not binary:
+            out.write("\n")
+        line_started = name_written = False
+        if whole:
             count += 1
+            lengths.append(document_tokens)
+        document_tokens = 0
+        if bar is not None:
             bar.set_postfix_str(f"{count:,} docs", refresh=False)
             if not progress_bars.counts_bytes(bar):
                 bar.update(1)
-    return count, tokens
+    return count, tokens, lengths
 
 
 def _named(documents: Iterable[Any], names: list[str]) -> Iterator[Any]:

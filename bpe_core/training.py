@@ -7,6 +7,7 @@ encode and writes no files (the command line saves the tokenizer).
 """
 
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -19,7 +20,7 @@ from typing import Any
 from bpe_core import progress as progress_bars
 from bpe_core.chunking import count_chunks, normalize, piece_size, pieces
 from bpe_core.config import ComponentConfig, Config, RunnerConfig, load_config, parse_runner
-from bpe_core.contract import MeasuresDocuments, Pretokenizer, Reader, ReadsRanges
+from bpe_core.contract import MeasuresDocuments, Normalizer, Pretokenizer, Reader, ReadsRanges
 from bpe_core.counts import (
     Counts,
     check_same_config,
@@ -32,9 +33,10 @@ from bpe_core.counts import (
 )
 from bpe_core.engine import TIE_RULES, Trainer
 from bpe_core.errors import BpeError
+from bpe_core.formats import native
 from bpe_core.plugins import registry
 from bpe_core.runners import dask
-from bpe_core.spec import TokenizerSpec
+from bpe_core.spec import IdLayout, TokenizerSpec
 from bpe_core.tokenizer import Tokenizer
 
 ConfigSource = str | os.PathLike[str] | dict[str, Any]
@@ -46,6 +48,7 @@ class Plan:
 
     settings: Config
     pretokenizer: Pretokenizer
+    normalizers: list[Normalizer]
     reader: Reader
     paths: list[str]
     alphabet_size: int
@@ -69,9 +72,10 @@ def make_plan(
         reader = plugins.reader(settings.input.reader, settings.input.options)
     except BpeError as error:
         raise BpeError(f"{settings.origin}: input: {error}") from None
+    normalizers = []
     for index, normalizer in enumerate(settings.normalizers):
         try:
-            plugins.normalizer(normalizer.name, normalizer.options)
+            normalizers.append(plugins.normalizer(normalizer.name, normalizer.options))
         except BpeError as error:
             key = "normalizer" if len(settings.normalizers) == 1 else f"normalizer[{index}]"
             raise BpeError(f"{settings.origin}: {key}: {error}") from None
@@ -85,7 +89,9 @@ def make_plan(
             f"{settings.origin}: trainer.vocab_size: {settings.trainer.vocab_size} is below the minimum {minimum} "
             f"({alphabet_size} base symbols + {len(settings.special_tokens.tokens)} special tokens)"
         )
-    return Plan(settings, pretokenizer, reader, paths, alphabet_size, settings.trainer.vocab_size - minimum)
+    return Plan(
+        settings, pretokenizer, normalizers, reader, paths, alphabet_size, settings.trainer.vocab_size - minimum
+    )
 
 
 def check_config(
@@ -133,19 +139,29 @@ def train(
     progress: bool | None = None,
     runner: RunnerConfig | dict[str, Any] | None = None,
     counts: Sequence["str | os.PathLike[str] | Counts"] | None = None,
+    base: Tokenizer | None = None,
 ) -> Tokenizer:
     """Train a tokenizer from a YAML config (path or dict); `files` replaces input.paths.
 
     Relative paths in a config file are relative to that file. With `counts` (counts files or
     objects, as `count` makes them) no input is read: training starts from their sum.
 
+    With `base`, training continues from that tokenizer: its merges are taken first, in rank
+    order, then new ones are learned up to `trainer.vocab_size` on this input. Every id of the
+    base keeps its id and new merges get the ids after the base's last; on the same config and
+    data the merges are exactly those of training to `trainer.vocab_size` in one go. The
+    pretokenizer may change (a coarser one learns superword tokens); the alphabet, the
+    normalizers and the special tokens may not.
+
     >>> tok = bpe_core.train("configs/gpt2-style.yaml", ["corpus.txt"], {"trainer.vocab_size": 8192})
+    >>> bigger = bpe_core.train("configs/gpt2-style.yaml", ["corpus.txt"], {"trainer.vocab_size": 16384}, base=tok)
     """
     started = time.perf_counter()
     if counts is not None:
         if files:
             raise BpeError("give input files or counts to train from, not both")
         plan = make_plan(config, None, overrides, need_paths=False)
+        check_base(plan, base)
         named = [
             (str(item), load_counts(item)) if not isinstance(item, Counts) else ("counts", item) for item in counts
         ]
@@ -156,8 +172,44 @@ def train(
             raise BpeError(f"nothing to train on: {', '.join(name for name, _ in named)} hold(s) no chunks")
     else:
         plan = make_plan(config, files, overrides)
+        check_base(plan, base)
         total = _count(plan, _runner(plan.settings, runner, workers), progress)
-    return _train_from(plan, total, progress, started)
+    return _train_from(plan, total, progress, started, base)
+
+
+def check_base(plan: Plan, base: Tokenizer | None) -> None:
+    """A BpeError naming the config key when training cannot continue from `base`: the alphabet,
+    the normalizers and the special tokens must be the base's, and the vocabulary larger."""
+    if base is None:
+        return
+    settings = plan.settings
+    origin = settings.origin
+    if plan.pretokenizer.alphabet() != base.alphabet:
+        raise BpeError(
+            f"{origin}: pretokenizer: {settings.pretokenizer.name!r} has another alphabet than the base tokenizer "
+            f"{base.name!r} ({plan.alphabet_size} symbols, the base {base.alphabet_size}); continued training "
+            "keeps the alphabet"
+        )
+    if settings.normalizers != base.spec.normalizers:
+        shown = ", ".join(item.name for item in base.spec.normalizers) or "none"
+        raise BpeError(f"{origin}: normalizer: the base tokenizer {base.name!r} normalizes with {shown}; keep that")
+    if list(settings.special_tokens.tokens) != base.special_tokens or (
+        base.special_tokens and settings.special_tokens.position != base.special_position
+    ):
+        raise BpeError(
+            f"{origin}: special_tokens: the base tokenizer {base.name!r} has {base.special_tokens} at position "
+            f"{base.special_position}; continued training keeps them (list the same)"
+        )
+    if base.spec.merge_results is not None or base.layout.orphans or base.layout.whole_chunks:
+        raise BpeError(
+            f"the base tokenizer {base.name!r} is an imported vocabulary whose tokens are not all made by its "
+            "merges; continue from a tokenizer bpe-core trained"
+        )
+    if plan.num_merges < len(base.spec.merges):
+        raise BpeError(
+            f"{origin}: trainer.vocab_size: {settings.trainer.vocab_size} gives {plan.num_merges} merges, fewer than "
+            f"the base tokenizer's {len(base.spec.merges)}; continue to a larger vocabulary (or trim the base)"
+        )
 
 
 def count_documents(
@@ -165,14 +217,13 @@ def count_documents(
 ) -> Counts:
     """Count the documents (from plan.reader) into a Counts, in `workers` processes."""
     settings, pretokenizer = plan.settings, plan.pretokenizer
-    normalizers = [registry().normalizer(item.name, item.options) for item in settings.normalizers]
     seed = settings.input.sample.seed if settings.input.sample else 0
     counted = count_chunks(
         documents,
         pretokenizer,
         workers,
         progress,
-        prepare=partial(normalize, normalizers=normalizers),
+        prepare=partial(normalize, normalizers=plan.normalizers),
         sample=None if fraction is None else (fraction, seed),
     )
     if not counted and fraction is not None:
@@ -282,7 +333,9 @@ def _budget_fraction(plan: Plan, budget: int) -> float:
     return 1.0 if total <= budget else budget / total
 
 
-def _train_from(plan: Plan, counts: Counts, progress: bool | None, started: float) -> Tokenizer:
+def _train_from(
+    plan: Plan, counts: Counts, progress: bool | None, started: float, base: Tokenizer | None = None
+) -> Tokenizer:
     settings, pretokenizer = plan.settings, plan.pretokenizer
     alphabet_size, num_merges = plan.alphabet_size, plan.num_merges
     plugins = registry()
@@ -305,14 +358,22 @@ def _train_from(plan: Plan, counts: Counts, progress: bool | None, started: floa
     )
     symbol_count = sum(len(symbols) * weight for symbols, weight in zip(chunk_symbols, weights))
     del chunk_symbols
-    with progress_bars.bar(progress, "merging", total=num_merges, unit="merge") as bar:
+    replayed = len(base.spec.merges) if base is not None else 0
+    if base is not None:
+        trainer.replay(base.spec.merges)
+    with progress_bars.bar(progress, "merging", total=num_merges - replayed, unit="merge") as bar:
 
         def advance(done: int) -> None:
             bar.update(done - bar.n)
 
-        trainer.run(num_merges, settings.trainer.min_frequency, advance)
+        trainer.run(num_merges - replayed, settings.trainer.min_frequency, advance)
     usage = trainer.token_usage()
-    unpadded = alphabet_size + len(trainer.merges) + len(settings.special_tokens.tokens)
+    layout = _continued_layout(base, alphabet_size + len(trainer.merges)) if base is not None else None
+    unpadded = (
+        max(layout.ids + list(layout.special_ids.values())) + 1
+        if layout is not None
+        else alphabet_size + len(trainer.merges) + len(settings.special_tokens.tokens)
+    )
     multiple = settings.trainer.pad_to_multiple_of or 1
     fractions = {item.get("sampled_fraction") for item in counts.inputs}
     provenance = {
@@ -321,11 +382,15 @@ def _train_from(plan: Plan, counts: Counts, progress: bool | None, started: floa
         "chunks": sum(weights),
         "symbols": symbol_count,
         "tokens": sum(usage),
-        "merges_learned": len(trainer.merges),
+        "merges_learned": len(trainer.merges) - replayed,
         "sampled_fraction": fractions.pop() if len(fractions) == 1 else None,
         "seconds": round(time.perf_counter() - started, 3),
         **counts.measures,
     }
+    if base is not None:
+        provenance["base"] = {"name": base.name, "sha256": base_digest(base), "vocab_size": base.vocab_size}
+        provenance["merges_from_base"] = replayed
+    provenance["lineage"] = [*_lineage(base), {"config": settings.to_dict(), "inputs": provenance["inputs"]}]
     used = {
         plugins.plugin_of("pretokenizer", settings.pretokenizer.name),
         plugins.plugin_of("reader", settings.input.reader),
@@ -341,8 +406,31 @@ def _train_from(plan: Plan, counts: Counts, progress: bool | None, started: floa
         special_tokens=settings.special_tokens.tokens,
         special_position=settings.special_tokens.position,
         padding=-unpadded % multiple,
+        layout=layout,
         config=settings.to_dict(),
         provenance=provenance,
         plugins={name: version for name, version in plugins.plugin_versions().items() if name in used},
     )
     return Tokenizer(spec, plugins)
+
+
+def base_digest(base: Tokenizer) -> str:
+    """The SHA-256 of the base tokenizer's file as `Tokenizer.save` writes it."""
+    return hashlib.sha256(native.encoded(base)).hexdigest()
+
+
+def _lineage(base: Tokenizer | None) -> list[dict[str, Any]]:
+    """The stages that made `base`: its recorded lineage, or its own training as the one stage."""
+    if base is None:
+        return []
+    recorded = base.provenance.get("lineage")
+    if isinstance(recorded, list):
+        return list(recorded)
+    return [{"config": base.config, "inputs": base.provenance.get("inputs", [])}]
+
+
+def _continued_layout(base: Tokenizer, internal_count: int) -> IdLayout:
+    """The base's ids for its own tokens and special tokens; the new merged tokens after its last id."""
+    ids = list(base.layout.ids)
+    ids += range(base.vocab_size, base.vocab_size + internal_count - len(ids))
+    return IdLayout(ids, dict(base.special_ids))

@@ -34,7 +34,8 @@ PROGRESS_EVERY: Final = 64
 
 
 class Trainer:
-    """Learns merges; `run` may be called once. `segments` gives the final chunk segmentation."""
+    """Learns merges: `replay` known ones first (to continue training), then `run` once.
+    `segments` gives the final chunk segmentation."""
 
     alphabet_size: i64
     id_bound: i64
@@ -252,23 +253,49 @@ class Trainer:
                 continue
             self._merge_all(best, left, right, self.alphabet_size + rank)
 
+    def replay(self, merges: list[tuple[int, int]]) -> None:
+        """Take these merges first, in order, as if training had chosen them (merge r creates id
+        alphabet_size + r), keeping every pair count: `run` then goes on exactly as a run that
+        had learned them itself. A merge whose pair never occurs is kept, with count 0."""
+        pairs = self.pairs
+        if self.merges or self.alphabet_size + len(merges) >= self.id_bound:
+            raise ValueError("replay comes first, with no more merges than the max_vocab the trainer was built for")
+        for rank in range(len(merges)):
+            left: i64 = merges[rank][0]
+            right: i64 = merges[rank][1]
+            bound = self.alphabet_size + rank
+            if left < 0 or right < 0 or left >= bound or right >= bound:
+                raise ValueError(f"merge {rank} ({left}, {right}) uses an id that no earlier merge made")
+            best = pairs.find(left, right)
+            self.merges.append((left, right))
+            self.merge_counts.append(pairs.count[best] if best != NO_PAIR else 0)
+            self.token_length = append(self.token_length, self.token_length[left] + self.token_length[right])
+            if best == NO_PAIR:
+                continue
+            self.step += 1
+            self.touched = vec[i64]()  # only run() pushes touched pairs: keep the list short
+            self._merge_all(best, left, right, bound)
+            pairs.count[best] = 0
+
     def run(
         self,
         num_merges: int,
         min_frequency: int = 1,
         progress: Callable[[int], None] | None = None,
     ) -> list[tuple[int, int]]:
-        """Learn up to `num_merges` merges whose count is at least `min_frequency` (and > 0)."""
-        if self.alphabet_size + num_merges >= self.id_bound:
+        """Learn up to `num_merges` merges (after any replayed ones) whose count is at least
+        `min_frequency` (and > 0)."""
+        if self.alphabet_size + len(self.merges) + num_merges >= self.id_bound:
             raise ValueError("num_merges exceeds the max_vocab the trainer was built for")
         pairs = self.pairs
+        replayed = len(self.merges)
         heap = PairHeap()
         for pair_id in range(pairs.size()):
             if pairs.count[pair_id] > 0:
                 heap.push(pairs.count[pair_id], self._tie(pair_id), pair_id)
         threshold: i64 = max(min_frequency, 1)
         for step in range(1, num_merges + 1):
-            self.step = step
+            self.step += 1  # stamps stay unique across replay and run
             best = self._best_pair(heap)
             if best == NO_PAIR or pairs.count[best] < threshold:
                 break
@@ -291,7 +318,7 @@ class Trainer:
             if progress is not None and step % PROGRESS_EVERY == 0:
                 progress(step)
         if progress is not None:
-            progress(len(self.merges))
+            progress(len(self.merges) - replayed)
         return self.merges
 
     def token_usage(self) -> list[int]:

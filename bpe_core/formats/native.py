@@ -55,9 +55,14 @@ def to_dict(tokenizer: TokenizerView) -> dict[str, Any]:
     }
 
 
+def encoded(tokenizer: TokenizerView) -> bytes:
+    """The tokenizer file's bytes."""
+    return (json.dumps(to_dict(tokenizer), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
 def save(tokenizer: TokenizerView, path: str) -> None:
-    with atomic_output(path) as handle:
-        handle.write(json.dumps(to_dict(tokenizer), ensure_ascii=False, separators=(",", ":")) + "\n")
+    with atomic_output(path, binary=True) as handle:
+        handle.write(encoded(tokenizer))
 
 
 def read_spec(path: str) -> TokenizerSpec:
