@@ -60,6 +60,7 @@ bench: install
 	$(BIN)/python benchmarks/encode_text.py
 	$(BIN)/python benchmarks/train_dna.py
 	$(BIN)/python benchmarks/midi.py
+	$(BIN)/python benchmarks/surgery.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

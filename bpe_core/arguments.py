@@ -139,6 +139,9 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="check a config without training")
     validate.add_argument("config")
     validate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    validate.add_argument(
+        "--from", dest="base", metavar="BASE", help="also check that training can continue from this tokenizer file"
+    )
 
     export = commands.add_parser("export", help="write a tokenizer as Hugging Face tokenizer.json or .tiktoken")
     export.add_argument("-t", "--tokenizer", required=True)

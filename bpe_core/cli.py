@@ -254,7 +254,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    summary = check_config(args.config, _overrides(args.set))
+    summary = check_config(args.config, _overrides(args.set), base=bpe_core.load(args.base) if args.base else None)
     print(f"ok: {args.config}: {summary}")
     return 0
 

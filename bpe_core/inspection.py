@@ -53,6 +53,7 @@ def summary_lines(tokenizer: Tokenizer, top: int) -> list[str]:
             lines.append(f"  {source['path']}  {source['size']:,} bytes  sha256 {source['sha256'][:16]}...")
         if len(inputs) > top:
             lines.append(f"  ... and {len(inputs) - top:,} more input files ({len(inputs):,} in all; --top N shows N)")
+    lines += lineage_lines(tokenizer)
     merged_ids = tokenizer.merged_ids()
     longest = sorted(merged_ids, key=lambda token: (-len(tokenizer.token_symbols(token)), token))[:top]
     lines.append(f"longest tokens ({top}):")
@@ -71,6 +72,36 @@ def summary_lines(tokenizer: Tokenizer, top: int) -> list[str]:
         for rank in rare:
             token = merged_ids[rank]
             lines.append(f"  {token:>7}  seen {tokenizer.merge_counts[rank]:>6} times  {show(token)!r}")
+    return lines
+
+
+def lineage_lines(tokenizer: Tokenizer) -> list[str]:
+    """The stages that made the tokenizer (training, continued training, trims), oldest first,
+    when there was more than one."""
+    lineage = tokenizer.provenance.get("lineage")
+    if not isinstance(lineage, list) or len(lineage) < 2:
+        return []
+    lines = ["lineage:"]
+    for number, stage in enumerate(lineage, start=1):
+        if not isinstance(stage, dict):
+            continue
+        if "trim" in stage:
+            lines.append(f"  {number}. trim: {stage['trim']}")
+            continue
+        config = stage.get("config") or {}
+        pretokenizer = (config.get("pretokenizer") or {}).get("name", "?")
+        vocab = (config.get("trainer") or {}).get("vocab_size", "?")
+        inputs = stage.get("inputs") or []
+        lines.append(
+            f"  {number}. train {config.get('name', '?')}: pretokenizer {pretokenizer}, vocab {vocab}, {len(inputs)} "
+            "input file(s)"
+        )
+    base = tokenizer.provenance.get("base")
+    if isinstance(base, dict):
+        lines.append(
+            f"  continued from {base.get('name')} (vocab {base.get('vocab_size')}, sha256 "
+            f"{str(base.get('sha256'))[:16]}...)"
+        )
     return lines
 
 

@@ -95,19 +95,25 @@ def make_plan(
 
 
 def check_config(
-    config: ConfigSource, overrides: dict[str, Any] | None = None, files: Sequence[str | os.PathLike[str]] | None = None
+    config: ConfigSource,
+    overrides: dict[str, Any] | None = None,
+    files: Sequence[str | os.PathLike[str]] | None = None,
+    base: Tokenizer | None = None,
 ) -> str:
-    """Validate a config without training: keys, components and their options, vocabulary size.
+    """Validate a config without training: keys, components and their options, vocabulary size,
+    and with `base` that training can continue from it (see `train`).
 
     Returns a one-line summary; raises BpeError naming what is wrong.
     """
     plan = make_plan(config, files, overrides)
+    check_base(plan, base)
     settings = plan.settings
+    continued = f", continuing {base.name} ({len(base.spec.merges)} merges)" if base is not None else ""
     return (
         f"pretokenizer {settings.pretokenizer.name} ({plan.alphabet_size} base symbols), reader "
         f"{settings.input.reader}, "
         f"vocab {settings.trainer.vocab_size} = {plan.alphabet_size} + {plan.num_merges} merges + "
-        f"{len(settings.special_tokens.tokens)} special, {len(plan.paths)} input path(s)"
+        f"{len(settings.special_tokens.tokens)} special, {len(plan.paths)} input path(s){continued}"
     )
 
 

@@ -216,3 +216,34 @@ def test_superword_exports_give_our_ids_in_hugging_face_and_tiktoken(
     encoding = tiktoken_encoding("superword", read_ranks(tmp_path / "superword.tiktoken"), pattern, stage2.special_ids)
     assert isinstance(encoding, tiktoken.Encoding)
     assert_same_ids(ours, encoding.encode_ordinary(text), "tiktoken", stage2.token_bytes)
+
+
+def test_inspect_shows_the_lineage_and_validate_checks_a_config_against_its_base(
+    tmp_path: Path, docs_slice_path: Path
+) -> None:
+    base = bpe_core.train(GPT2, [docs_slice_path], {"trainer.vocab_size": 600}, progress=False)
+    base.save(tmp_path / "base.json")
+    continued = bpe_core.train(STAGE2, [docs_slice_path], {"trainer.vocab_size": 700}, progress=False, base=base)
+    continued.save(tmp_path / "continued.json")
+    report = assert_ok(run_bpe("inspect", "continued.json", cwd=tmp_path))
+    assert "1. train text-gpt2-32k: pretokenizer gpt2, vocab 600, 1 input file(s)" in report
+    assert "2. train text-superbpe-32k: pretokenizer regex, vocab 700, 1 input file(s)" in report
+    assert f"continued from text-gpt2-32k (vocab 600, sha256 {continued.provenance['base']['sha256'][:16]}" in report
+    assert "continuing text-gpt2-32k (343 merges)" in assert_ok(
+        run_bpe("validate", STAGE2, "--from", "base.json", cwd=tmp_path)
+    )
+    assert_clean_error(
+        run_bpe("validate", DNA, "--from", "base.json", cwd=tmp_path), "pretokenizer", "alphabet", "text-gpt2-32k"
+    )
+
+
+def test_a_second_midi_stage_without_bar_splits_learns_tokens_across_bar_lines() -> None:
+    songs = pop909_paths()[:20]
+    within_bars = bpe_core.train(MIDI, songs, {"trainer.vocab_size": 700}, progress=False)
+    across = bpe_core.train(
+        MIDI, songs, {"trainer.vocab_size": 2000, "pretokenizer.split": "none"}, progress=False, base=within_bars
+    )
+    assert all(across.token_symbols(token) == within_bars.token_symbols(token) for token in range(700))
+    crossing = [token for token in across.merged_ids() if "Bar" in across.token_symbols(token)[1:]]
+    assert crossing and min(crossing) >= within_bars.vocab_size
+    assert len(across.encode(songs[0])) < len(within_bars.encode(songs[0]))
