@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tiktoken
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
 from helpers.interop import assert_same_ids, read_ranks, tiktoken_encoding
 from helpers.midi import pop909_paths
@@ -202,22 +201,6 @@ def test_the_superword_stage_learns_tokens_across_spaces_and_keeps_stage_1_ids(
     assert superwords and all(token >= stage1.vocab_size for token in superwords)
 
 
-def test_superword_exports_give_our_ids_in_hugging_face_and_tiktoken(
-    superword: tuple[bpe_core.Tokenizer, bpe_core.Tokenizer], tmp_path: Path, docs_text: str
-) -> None:
-    _, stage2 = superword
-    text = docs_text[-60_000:]  # not trained on
-    ours = stage2.encode_ordinary(text)
-    stage2.to_hf(tmp_path / "tokenizer.json")
-    hf = HfTokenizer.from_file(str(tmp_path / "tokenizer.json"))
-    assert_same_ids(ours, hf.encode(text, add_special_tokens=False).ids, "tokenizers", stage2.token_bytes)
-    stage2.to_tiktoken(tmp_path / "superword.tiktoken")
-    pattern = stage2.pretokenizer.options()["pattern"]
-    encoding = tiktoken_encoding("superword", read_ranks(tmp_path / "superword.tiktoken"), pattern, stage2.special_ids)
-    assert isinstance(encoding, tiktoken.Encoding)
-    assert_same_ids(ours, encoding.encode_ordinary(text), "tiktoken", stage2.token_bytes)
-
-
 def test_inspect_shows_the_lineage_and_validate_checks_a_config_against_its_base(
     tmp_path: Path, docs_slice_path: Path
 ) -> None:
@@ -247,3 +230,33 @@ def test_a_second_midi_stage_without_bar_splits_learns_tokens_across_bar_lines()
     crossing = [token for token in across.merged_ids() if "Bar" in across.token_symbols(token)[1:]]
     assert crossing and min(crossing) >= within_bars.vocab_size
     assert len(across.encode(songs[0])) < len(within_bars.encode(songs[0]))
+
+
+@pytest.mark.parametrize("stage", ["continued", "superword"])
+def test_exports_of_continued_tokenizers_give_our_ids_in_tokenizers_transformers_and_tiktoken(
+    stage: str, superword: tuple[bpe_core.Tokenizer, bpe_core.Tokenizer], tmp_path: Path, docs_text: str
+) -> None:
+    from transformers import PreTrainedTokenizerFast
+
+    stage1, stage2 = superword
+    config = STAGE2 if stage == "superword" else GPT2
+    tokenizer = stage2 if stage == "superword" else bpe_core.train(
+        config, [], {"trainer.vocab_size": 1500}, progress=False, counts=[bpe_core.count(GPT2, [_first_input(stage1)])],
+        base=stage1,
+    )  # fmt: skip
+    text = docs_text[-40_000:] + "<|endoftext|>" + docs_text[-80_000:-40_000]  # not trained on, a special between
+    ours = tokenizer.encode(text, allowed_special="all")
+    assert tokenizer.special_ids["<|endoftext|>"] in ours
+    tokenizer.to_hf(tmp_path / "tokenizer.json")
+    hf = HfTokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    assert_same_ids(ours, hf.encode(text, add_special_tokens=False).ids, "tokenizers", tokenizer.token_bytes)
+    fast = PreTrainedTokenizerFast(tokenizer_file=str(tmp_path / "tokenizer.json"))
+    assert_same_ids(ours, fast(text, add_special_tokens=False)["input_ids"], "transformers", tokenizer.token_bytes)
+    tokenizer.to_tiktoken(tmp_path / "grown.tiktoken")
+    pattern = tokenizer.pretokenizer.pattern  # type: ignore[attr-defined]
+    encoding = tiktoken_encoding("grown", read_ranks(tmp_path / "grown.tiktoken"), pattern, tokenizer.special_ids)
+    assert_same_ids(ours, encoding.encode(text, allowed_special="all"), "tiktoken", tokenizer.token_bytes)
+
+
+def _first_input(tokenizer: bpe_core.Tokenizer) -> str:
+    return str(tokenizer.provenance["inputs"][0]["path"])
