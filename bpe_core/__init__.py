@@ -12,6 +12,7 @@ from bpe_core import pure_mode  # noqa: F401  (first: BPE_CORE_PURE=1 must act b
 from bpe_core.counts import Counts, load_counts, sum_counts
 from bpe_core.errors import BpeError
 from bpe_core.loading import from_hf, from_tiktoken, load
+from bpe_core.surgery import trim
 from bpe_core.tokenizer import Tokenizer
 from bpe_core.training import count, train
 
@@ -32,4 +33,5 @@ __all__ = [
     "load_counts",
     "sum_counts",
     "train",
+    "trim",
 ]

@@ -30,6 +30,13 @@ def workers(value: str) -> int:
     return int(value)
 
 
+def whole_number(value: str) -> int:
+    """A count or a size: a whole number, 0 or more."""
+    if not (value.isascii() and value.isdigit()) or len(value) > 10:
+        raise argparse.ArgumentTypeError(f"expected a whole number, 0 or more; got {value[:40]!r}")
+    return int(value)
+
+
 def runner_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--runner", choices=("local", "dask"), help="where to run (default: the config's runner, else local)"
@@ -135,6 +142,41 @@ def build_parser(version: str) -> argparse.ArgumentParser:
         "--on", nargs="+", metavar="FILE", help="also encode these files and report the compression on them"
     )
     inspect.add_argument("--workers", type=int, default=None, help="processes for --on (default: all cores)")
+
+    trim = commands.add_parser("trim", help="drop merged tokens from a tokenizer and renumber its ids compactly")
+    trim.add_argument("tokenizer", nargs="?", help="tokenizer file (or -t TOKENIZER)")
+    trim.add_argument("-t", "--tokenizer", dest="tokenizer_option", metavar="TOKENIZER", help="tokenizer file")
+    trim.add_argument("-o", "--output", required=True, help="trimmed tokenizer file to write")
+    trim.add_argument(
+        "--vocab-size",
+        type=whole_number,
+        metavar="N",
+        help="drop the last-learned merges until there are at most N ids",
+    )
+    trim.add_argument(
+        "--drop",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="ID|TOKEN",
+        help="drop these merged tokens (an id, or the text `--format tokens` shows) and every merge built on them",
+    )
+    trim.add_argument(
+        "--min-count",
+        type=whole_number,
+        metavar="C",
+        help="drop the merged tokens that encoding the --on files makes fewer than C times",
+    )
+    trim.add_argument("--on", nargs="+", metavar="FILE", help="the files --min-count counts on")
+    trim.add_argument("--map", metavar="MAP.tsv", help="write old_id<TAB>new_id for every id kept, in new-id order")
+    trim.add_argument(
+        "--pad-to-multiple-of",
+        type=whole_number,
+        metavar="M",
+        help="reserve ids after all others so the vocabulary is a multiple of M (default: no reserved ids)",
+    )
+    trim.add_argument("--workers", type=workers, default=None, help="processes for --on (default: all cores)")
+    trim.add_argument("-q", "--quiet", action="store_true", help="do not list what went")
 
     validate = commands.add_parser("validate", help="check a config without training")
     validate.add_argument("config")

@@ -30,6 +30,7 @@ from bpe_core.formats.tiktoken import published_vocabulary, read_ranks
 from bpe_core.idfiles import check_dtype, documents_in, narrowest_dtype
 from bpe_core.inspection import measure_lines, measure_on, summary_lines
 from bpe_core.plugins import registry
+from bpe_core.surgery import BEYOND_VOCAB_SIZE
 from bpe_core.tokenizer import Tokenizer
 from bpe_core.training import check_config
 
@@ -239,10 +240,16 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_inspect(args: argparse.Namespace) -> int:
+def _tokenizer_argument(args: argparse.Namespace) -> str:
+    """The tokenizer of a command that takes it positionally or as -t (inspect, trim), given once."""
     if (args.tokenizer is None) == (args.tokenizer_option is None):
-        raise BpeError("give the tokenizer once: bpe inspect TOKENIZER, or bpe inspect -t TOKENIZER")
-    path = args.tokenizer or args.tokenizer_option
+        command = f"bpe {args.command}"
+        raise BpeError(f"give the tokenizer once: {command} TOKENIZER, or {command} -t TOKENIZER")
+    return str(args.tokenizer or args.tokenizer_option)
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    path = _tokenizer_argument(args)
     tokenizer = bpe_core.load(path)
     if args.top < 0:
         raise BpeError(f"--top must be 0 or more, got {args.top}")
@@ -250,6 +257,57 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     if args.on:
         lines += measure_lines(measure_on(tokenizer, args.on, args.workers), args.on)
     print("\n".join(lines))
+    return 0
+
+
+def _cmd_trim(args: argparse.Namespace) -> int:
+    path = _tokenizer_argument(args)
+    check_output(args.map)
+    if args.min_count is not None and not args.on:
+        raise BpeError("--min-count needs --on FILES: the files whose encoding counts how often each token is made")
+    if args.on and args.min_count is None:
+        raise BpeError("--on FILES is what --min-count counts on: give --min-count C too")
+    if args.vocab_size is None and not args.drop and args.min_count is None:
+        raise BpeError("nothing to trim: give --vocab-size N, --drop ID|TOKEN ... or --min-count C --on FILES")
+    tokenizer = bpe_core.load(path)
+    # an argument of digits is an id; a token whose text is digits is named by its id
+    drop: list[int | str] = [int(item) if item.isascii() and item.isdigit() else item for item in args.drop]
+    trimmed, dropped, id_map = bpe_core.trim(
+        tokenizer,
+        vocab_size=args.vocab_size,
+        drop=drop,
+        min_count=args.min_count,
+        on=args.on or (),
+        pad_to_multiple_of=args.pad_to_multiple_of,
+        workers=args.workers,
+    )
+    trimmed.save(args.output)
+    if args.map:
+        with atomic_output(args.map) as out:
+            out.writelines(f"{old}\t{new}\n" for old, new in id_map.items())
+    if args.quiet:
+        return 0
+    print(
+        f"trimmed {path}: dropped {len(dropped)} merged tokens, vocab {tokenizer.vocab_size} -> {trimmed.vocab_size} "
+        f"-> {args.output}",
+        file=sys.stderr,
+    )
+    beyond = [token for token, why in dropped.items() if why == BEYOND_VOCAB_SIZE]
+    for token, why in dropped.items():
+        if why != BEYOND_VOCAB_SIZE:
+            print(f"  {token:>7}  {tokenizer.token_text(token)!r}  {why}", file=sys.stderr)
+    if beyond:
+        print(
+            f"  and the {len(beyond)} last-learned (ids {beyond[0]} to {beyond[-1]}), beyond --vocab-size "
+            f"{args.vocab_size}",
+            file=sys.stderr,
+        )
+    if tokenizer.reserved_ids and args.pad_to_multiple_of is None:
+        print(
+            f"note: the {len(tokenizer.reserved_ids)} reserved padding ids of {path} are not kept "
+            "(--pad-to-multiple-of M reserves ids again)",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -341,6 +399,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "encode": _cmd_encode,
     "decode": _cmd_decode,
     "inspect": _cmd_inspect,
+    "trim": _cmd_trim,
     "validate": _cmd_validate,
     "export": _cmd_export,
     "import": _cmd_import,

@@ -396,7 +396,7 @@ def _train_from(
     if base is not None:
         provenance["base"] = {"name": base.name, "sha256": base_digest(base), "vocab_size": base.vocab_size}
         provenance["merges_from_base"] = replayed
-    provenance["lineage"] = [*_lineage(base), {"config": settings.to_dict(), "inputs": provenance["inputs"]}]
+    provenance["lineage"] = [*lineage(base), {"config": settings.to_dict(), "inputs": provenance["inputs"]}]
     used = {
         plugins.plugin_of("pretokenizer", settings.pretokenizer.name),
         plugins.plugin_of("reader", settings.input.reader),
@@ -425,8 +425,10 @@ def base_digest(base: Tokenizer) -> str:
     return hashlib.sha256(native.encoded(base)).hexdigest()
 
 
-def _lineage(base: Tokenizer | None) -> list[dict[str, Any]]:
-    """The stages that made `base`: its recorded lineage, or its own training as the one stage."""
+def lineage(base: Tokenizer | None) -> list[dict[str, Any]]:
+    """The stages that made `base`: its recorded lineage, or its own training as the one stage
+    (none for no base). Each stage that makes a tokenizer from another (continued training, a
+    trim) appends its own entry to this list."""
     if base is None:
         return []
     recorded = base.provenance.get("lineage")

@@ -276,8 +276,11 @@ def test_explicit_special_adds_to_and_pattern_replaces_the_published_ones(
 
 
 def test_an_option_is_never_accepted_by_a_prefix_of_its_name(workdir: Path) -> None:
-    """`--from` used to mean `--from-counts`, `--tok` `--tokenizer`: every future option could collide so."""
-    assert_clean_error(run_bpe("train", CONFIGS_DIR / "gpt2-style.yaml", "--from", "x.counts", cwd=workdir), "--from")
+    """`--from` used to mean `--from-counts` (it is an option of its own now, continued training),
+    `--tok` `--tokenizer`: every future option could collide so."""
+    assert_clean_error(
+        run_bpe("train", CONFIGS_DIR / "gpt2-style.yaml", "--from-c", "x.counts", cwd=workdir), "--from-c"
+    )
     assert_clean_error(run_bpe("encode", "--tok", "gpt2.json", "docs.txt", cwd=workdir), "--tok")
     assert_clean_error(run_bpe("inspect", "gpt2.json", "--to", "3", cwd=workdir), "--to")
 
