@@ -1,20 +1,36 @@
-"""Forbidding merges: a pair the trainer's veto forbids is never merged.
+"""`trainer.forbid`: a pair whose merged token matches a pattern is never merged.
 
 The engine takes a veto, (left id, right id) -> True if the pair must never merge, and must learn
 exactly what the naive reference learns when it skips the same pairs (tests/helpers/reference.py),
 for both tie rules and for hf's, asking the veto at most once per distinct pair. Continued
 training takes the base's merges whatever the veto says, and the veto governs the new ones.
+
+The framework turns the patterns into that veto: byte-level text is matched as the token's UTF-8
+decoded with replacement, other alphabets as the base labels joined with no separator. On the
+shared Python docs, the lambda phage genome and reads, and POP909 songs no learned token
+matches, and training still fills the vocabulary. The patterns are recorded in the tokenizer's
+config; one that is no regex is a config error naming `trainer.forbid[i]`.
 """
+
+import dataclasses
+from pathlib import Path
 
 import pytest
 import regex
+from helpers.midi import pop909_paths
+from helpers.paths import LAMBDA_PATH, READS_PATH
 from helpers.reference import decode_reference, train_reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpe_core import engine
+import bpe_core
+from bpe_core import BpeError, engine
+from bpe_core.config import load_config
+from bpe_core.veto import TokenVeto
 
 LETTERS = "abcdefgh"
+LETTER_NEXT_TO_DIGIT = r"\d[a-zA-Z]|[a-zA-Z]\d"
+WORDS_PATTERN = r" ?\S+|\s+"
 TIE_RULES = {"smallest": engine.TIE_SMALLEST, "largest": engine.TIE_LARGEST}
 
 
@@ -238,3 +254,226 @@ def test_a_veto_that_forbids_everything_learns_nothing():
     trainer = engine.train(2, [[0, 1, 0, 1, 1]], [3], 10, veto=lambda left, right: True)
     assert trainer.merges == []
     assert trainer.segments() == [[0, 1, 0, 1, 1]]
+
+
+# ---------------------------------------------------------------- what the patterns see
+
+
+def words_config(vocab_size: int, forbid: list[str] | None = None) -> dict:
+    """Byte-level words with their leading space: unlike gpt2's, a word holds letters and digits
+    together (`sha256`), so letter-digit tokens are learned unless forbidden."""
+    trainer: dict = {"vocab_size": vocab_size}
+    if forbid is not None:
+        trainer["forbid"] = forbid
+    return {"name": "forbid", "pretokenizer": {"name": "regex", "pattern": WORDS_PATTERN}, "trainer": trainer}
+
+
+def learned_texts(tokenizer: bpe_core.Tokenizer) -> list[str]:
+    """Each merged token as text (UTF-8, decoded with replacement)."""
+    return [tokenizer.token_bytes(token).decode("utf-8", "replace") for token in tokenizer.merged_ids()]
+
+
+@pytest.fixture(scope="module")
+def docs_unforbidden(docs_slice_path: Path) -> bpe_core.Tokenizer:
+    return bpe_core.train(words_config(8000), [docs_slice_path], workers=1, progress=False)
+
+
+@pytest.fixture(scope="module")
+def docs_forbidden(docs_slice_path: Path) -> bpe_core.Tokenizer:
+    config = words_config(8000, [LETTER_NEXT_TO_DIGIT])
+    return bpe_core.train(config, [docs_slice_path], workers=1, progress=False)
+
+
+@pytest.mark.both_modes
+def test_on_the_docs_no_learned_token_has_a_letter_next_to_a_digit(docs_forbidden, docs_unforbidden):
+    assert any(regex.search(LETTER_NEXT_TO_DIGIT, text) for text in learned_texts(docs_unforbidden))
+    assert not any(regex.search(LETTER_NEXT_TO_DIGIT, text) for text in learned_texts(docs_forbidden))
+
+
+def test_on_the_docs_training_with_forbid_still_reaches_the_vocabulary_size(docs_forbidden, docs_unforbidden):
+    assert docs_forbidden.vocab_size == docs_unforbidden.vocab_size == 8000
+    assert len(docs_forbidden.merges) == 8000 - 256
+
+
+def test_on_the_docs_forbid_changes_only_what_it_must(docs_forbidden, docs_unforbidden):
+    # until the first forbidden token the two runs learn the same merges
+    texts = learned_texts(docs_unforbidden)
+    first = next(rank for rank, text in enumerate(texts) if regex.search(LETTER_NEXT_TO_DIGIT, text))
+    assert first > 0
+    assert docs_forbidden.merges[:first] == docs_unforbidden.merges[:first]
+    assert docs_forbidden.merges[first] != docs_unforbidden.merges[first]
+
+
+def test_forbidden_text_is_still_encoded_and_decodes_back(docs_forbidden):
+    text = "sha256 and utf8, x2 + 3D"
+    ids = docs_forbidden.encode(text)
+    assert docs_forbidden.decode(ids) == text
+    assert not any(regex.search(LETTER_NEXT_TO_DIGIT, docs_forbidden.decode([token])) for token in ids)
+
+
+@pytest.fixture(scope="module")
+def non_ascii_docs(docs_text: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The lines of the whole documentation that hold a character beyond ASCII (459 lines: names
+    like Łukasz, é, box drawing, dashes)."""
+    path = tmp_path_factory.mktemp("forbid") / "non-ascii.txt"
+    lines = [line for line in docs_text.splitlines(keepends=True) if not line.isascii()]
+    path.write_text("".join(lines), encoding="utf-8", newline="")
+    return path
+
+
+def test_byte_level_patterns_see_a_split_character_as_the_replacement_character(non_ascii_docs: Path):
+    # U+FFFD marks a token that stops inside a multi-byte character: forbidding it leaves only
+    # tokens of whole characters
+    config = {"name": "whole", "pretokenizer": {"name": "gpt2"}, "trainer": {"vocab_size": 1000}}
+    unforbidden = bpe_core.train(config, [non_ascii_docs], workers=1, progress=False)
+    assert "\ufffd" in "".join(learned_texts(unforbidden))
+    config["trainer"]["forbid"] = ["\ufffd"]
+    forbidden = bpe_core.train(config, [non_ascii_docs], workers=1, progress=False)
+    for token in forbidden.merged_ids():
+        forbidden.token_bytes(token).decode("utf-8")  # strict: raises on a split character
+    assert "é".encode() in [forbidden.token_bytes(token) for token in forbidden.merged_ids()]
+
+
+def test_the_veto_decodes_the_merged_bytes_with_replacement():
+    merges: list[tuple[int, int]] = [(0xC3, 0xA9)]  # token 256 is é
+    veto = TokenVeto(["\ufffd"], [str(byte) for byte in range(256)], True, merges)
+    assert veto.text(ord("x"), 0xC3) == "x\ufffd"
+    assert veto.text(256, ord("!")) == "é!"
+    assert veto(ord("x"), 0xC3) and not veto(256, ord("!"))
+
+
+def test_the_veto_joins_labels_of_other_alphabets_with_no_separator():
+    labels = ["Bar", "Position_0", "Pitch_60", "Pitch_6"]
+    merges: list[tuple[int, int]] = [(0, 1)]  # token 4 is Bar Position_0
+    veto = TokenVeto(["Pitch_6(?!\\d)"], labels, False, merges)
+    assert veto.text(4, 2) == "BarPosition_0Pitch_60"
+    assert not veto(4, 2)
+    assert veto(4, 3)
+    merges.append((4, 3))  # the trainer's list grows: token 5 is known from now on
+    assert veto.text(5, 0) == "BarPosition_0Pitch_6Bar"
+
+
+def nucleotide_config(vocab_size: int, forbid: list[str] | None = None, **options: object) -> dict:
+    trainer: dict = {"vocab_size": vocab_size}
+    if forbid is not None:
+        trainer["forbid"] = forbid
+    return {
+        "name": "dna-forbid",
+        "input": {"reader": "fasta"},
+        "pretokenizer": {"name": "dna-nucleotides", **options},
+        "trainer": trainer,
+    }
+
+
+@pytest.mark.both_modes
+def test_on_the_lambda_genome_no_learned_token_holds_ggg():
+    forbidden = bpe_core.train(nucleotide_config(512, ["GGG"]), [LAMBDA_PATH], progress=False)
+    unforbidden = bpe_core.train(nucleotide_config(512), [LAMBDA_PATH], progress=False)
+    assert any("GGG" in unforbidden.token_text(token) for token in unforbidden.merged_ids())
+    assert not any("GGG" in forbidden.token_text(token) for token in forbidden.merged_ids())
+    assert len(forbidden.merges) == len(unforbidden.merges) == 512 - forbidden.alphabet_size
+    assert forbidden.decode(forbidden.encode("AGGGGT")) == "AGGGGT"
+
+
+def test_dna_labels_are_joined_so_a_pattern_sees_the_sequence():
+    # labels are single letters: "^A.*T$" is a token that starts with A and ends with T
+    forbidden = bpe_core.train(nucleotide_config(400, ["^A.*T$"]), [LAMBDA_PATH], progress=False)
+    texts = [forbidden.token_text(token) for token in forbidden.merged_ids()]
+    assert not any(text.startswith("A") and text.endswith("T") for text in texts)
+    assert len(texts) == 400 - forbidden.alphabet_size
+
+
+def test_forbidding_n_keeps_it_out_of_every_merged_token_of_the_reads():
+    # with n: symbol, N is a fifth letter that merges like the others unless forbidden
+    unforbidden = bpe_core.train(nucleotide_config(600, n="symbol"), [READS_PATH], progress=False)
+    forbidden = bpe_core.train(nucleotide_config(600, ["N"], n="symbol"), [READS_PATH], progress=False)
+    assert any("N" in unforbidden.token_text(token) for token in unforbidden.merged_ids())
+    assert not any("N" in forbidden.token_text(token) for token in forbidden.merged_ids())
+
+
+def midi_tokenizer(forbid: list[str] | None = None) -> bpe_core.Tokenizer:
+    trainer: dict = {"vocab_size": 800}
+    if forbid is not None:
+        trainer["forbid"] = forbid
+    config = {"name": "midi-forbid", "input": {"reader": "midi"}, "pretokenizer": {"name": "midi-events"}}
+    return bpe_core.train({**config, "trainer": trainer}, pop909_paths()[:5], progress=False)
+
+
+def test_midi_labels_are_joined_so_a_pattern_can_keep_two_notes_out_of_one_token():
+    # a token's labels read `Pitch_60Velocity_79Duration_4Pitch_64...`: two pitches mean two notes
+    def pitches(tokenizer: bpe_core.Tokenizer, token: int) -> int:
+        return sum(label.startswith("Pitch_") for label in tokenizer.token_symbols(token))
+
+    unforbidden = midi_tokenizer()
+    forbidden = midi_tokenizer(["Pitch_.*Pitch_"])
+    assert any(pitches(unforbidden, token) > 1 for token in unforbidden.merged_ids())
+    assert all(pitches(forbidden, token) <= 1 for token in forbidden.merged_ids())
+    assert len(forbidden.merges) == len(unforbidden.merges) == 800 - forbidden.alphabet_size
+
+
+# ---------------------------------------------------------------- continued training
+
+
+def test_continuing_keeps_the_base_merges_the_new_config_forbids(docs_slice_path: Path):
+    base = bpe_core.train(words_config(4000), [docs_slice_path], workers=1, progress=False)
+    continued = bpe_core.train(
+        words_config(8000, [LETTER_NEXT_TO_DIGIT]), [docs_slice_path], workers=1, progress=False, base=base
+    )
+    assert continued.merges[: len(base.merges)] == base.merges
+    base_texts = learned_texts(base)
+    assert any(regex.search(LETTER_NEXT_TO_DIGIT, text) for text in base_texts)
+    assert not any(regex.search(LETTER_NEXT_TO_DIGIT, text) for text in learned_texts(continued)[len(base_texts) :])
+    assert len(continued.merges) == 8000 - 256
+
+
+def test_continuing_with_the_same_forbid_gives_the_merges_of_one_run(docs_slice_path: Path, docs_forbidden):
+    config = words_config(5000, [LETTER_NEXT_TO_DIGIT])
+    base = bpe_core.train(config, [docs_slice_path], workers=1, progress=False)
+    continued = bpe_core.train(
+        words_config(8000, [LETTER_NEXT_TO_DIGIT]), [docs_slice_path], workers=1, progress=False, base=base
+    )
+    assert continued.merges == docs_forbidden.merges
+
+
+# ---------------------------------------------------------------- the config
+
+
+def test_forbid_is_recorded_in_the_tokenizer_and_survives_save_and_load(docs_forbidden, tmp_path: Path):
+    path = tmp_path / "forbid.json"
+    docs_forbidden.save(path)
+    for recorded in (docs_forbidden.config, bpe_core.load(path).config):
+        assert recorded["trainer"]["forbid"] == [LETTER_NEXT_TO_DIGIT]
+        assert load_config(recorded).trainer.forbid == (LETTER_NEXT_TO_DIGIT,)
+
+
+def test_forbid_defaults_to_no_pattern_and_round_trips_through_to_dict():
+    config = load_config(words_config(300, ["\\n.", "[0-9]"]))
+    assert config.trainer.forbid == ("\\n.", "[0-9]")
+    assert load_config(config.to_dict()) == dataclasses.replace(config, origin="<dict>")
+    assert load_config(words_config(300)).trainer.forbid == ()
+
+
+def test_forbid_given_as_one_string_is_one_pattern():
+    assert load_config(words_config(300, "\\d")).trainer.forbid == ("\\d",)
+
+
+def test_an_invalid_regex_is_a_one_line_error_naming_its_place_in_the_list():
+    with pytest.raises(BpeError) as error:
+        load_config(words_config(300, ["\\d", "(unclosed", "x"]))
+    message = str(error.value)
+    assert message.startswith("<dict>: trainer.forbid[1]: '(unclosed' is not a valid regex: ")
+    assert "missing )" in message
+    assert "\n" not in message
+
+
+def test_an_invalid_regex_in_a_yaml_file_names_the_file(tmp_path: Path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("pretokenizer: {name: gpt2}\ntrainer:\n  forbid: ['[a-']\n", encoding="utf-8")
+    with pytest.raises(BpeError, match=r"bad\.yaml: trainer\.forbid\[0\]: '\[a-' is not a valid regex: "):
+        load_config(path)
+
+
+@pytest.mark.parametrize("value", [5, [""], ["x", 3], {"a": 1}])
+def test_forbid_must_be_a_list_of_non_empty_strings(value: object):
+    with pytest.raises(BpeError, match=r"trainer\.forbid: expected a list of non-empty strings"):
+        load_config({"pretokenizer": {"name": "gpt2"}, "trainer": {"forbid": value}})
