@@ -12,6 +12,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+import regex
 import yaml
 
 from bpe_core.engine import TIE_RULES
@@ -61,6 +62,7 @@ class TrainerConfig:
     vocab_size: int = 32768
     min_frequency: int = 1
     max_token_length: int | None = None
+    forbid: tuple[str, ...] = ()
     tie_break: str = "smallest"
     pad_to_multiple_of: int | None = None
 
@@ -338,6 +340,7 @@ def parse_config(raw: dict[str, Any], origin: str) -> Config:
         max_token_length=check.integer(
             trainer_raw, "max_token_length", "trainer.max_token_length", None, 1, MAX_VOCAB_SIZE
         ),
+        forbid=_patterns(check, trainer_raw, "forbid", "trainer.forbid"),
         tie_break=check.choice(trainer_raw, "tie_break", "trainer.tie_break", "smallest", TIE_RULES),
         pad_to_multiple_of=check.integer(
             trainer_raw, "pad_to_multiple_of", "trainer.pad_to_multiple_of", None, 1, MAX_PAD_MULTIPLE
@@ -389,6 +392,18 @@ def parse_runner(raw: Any, origin: str) -> RunnerConfig:
         range_bytes=check.integer(raw, "range_bytes", "runner.range_bytes", RANGE_BYTES, 1 << 10, MAX_RANGE_BYTES)
         or RANGE_BYTES,
     )
+
+
+def _patterns(check: _Checker, raw: dict[str, Any], key: str, path: str) -> tuple[str, ...]:
+    """A list of regexes (the `regex` package's syntax), each compiled once here to check it."""
+    patterns = check.strings(raw, key, path)
+    for index, pattern in enumerate(patterns):
+        try:
+            regex.compile(pattern)
+        except regex.error as error:
+            problem = " ".join(str(error).split())  # one line
+            raise check.fail(f"{path}[{index}]", f"{_short(pattern)} is not a valid regex: {problem}") from None
+    return patterns
 
 
 def _sample(check: _Checker, raw: Any) -> SampleConfig | None:

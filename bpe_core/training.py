@@ -38,6 +38,7 @@ from bpe_core.plugins import registry
 from bpe_core.runners import dask
 from bpe_core.spec import IdLayout, TokenizerSpec
 from bpe_core.tokenizer import Tokenizer
+from bpe_core.veto import TokenVeto
 
 ConfigSource = str | os.PathLike[str] | dict[str, Any]
 
@@ -157,7 +158,8 @@ def train(
     base keeps its id and new merges get the ids after the base's last; on the same config and
     data the merges are exactly those of training to `trainer.vocab_size` in one go. The
     pretokenizer may change (a coarser one learns superword tokens); the alphabet, the
-    normalizers and the special tokens may not.
+    normalizers and the special tokens may not. `trainer.forbid` applies to the new merges only:
+    the base's are kept as they are.
 
     >>> tok = bpe_core.train("configs/gpt2-style.yaml", ["corpus.txt"], {"trainer.vocab_size": 8192})
     >>> bigger = bpe_core.train("configs/gpt2-style.yaml", ["corpus.txt"], {"trainer.vocab_size": 16384}, base=tok)
@@ -366,13 +368,15 @@ def _train_from(
     del chunk_symbols
     replayed = len(base.spec.merges) if base is not None else 0
     if base is not None:
-        trainer.replay(base.spec.merges)
+        trainer.replay(base.spec.merges)  # the base's merges stay, even those trainer.forbid forbids
+    forbid = settings.trainer.forbid
+    veto = TokenVeto(forbid, pretokenizer.alphabet(), pretokenizer.byte_level, trainer.merges) if forbid else None
     with progress_bars.bar(progress, "merging", total=num_merges - replayed, unit="merge") as bar:
 
         def advance(done: int) -> None:
             bar.update(done - bar.n)
 
-        trainer.run(num_merges - replayed, settings.trainer.min_frequency, advance)
+        trainer.run(num_merges - replayed, settings.trainer.min_frequency, advance, veto)
     usage = trainer.token_usage()
     layout = _continued_layout(base, alphabet_size + len(trainer.merges)) if base is not None else None
     unpadded = (

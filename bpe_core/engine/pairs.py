@@ -3,8 +3,9 @@
 A pair (left, right) gets a dense id on first sight through an open-addressing hash table of
 integers (no Python dict, so no boxed keys). Each pair has a singly linked chain of the positions
 where it was created, kept in one shared pool; a chain entry goes stale when its position stops
-starting that pair, and the trainer skips stale entries when it merges the pair. This module
-does not decide which pair to merge.
+starting that pair, and the trainer skips stale entries when it merges the pair. A pair the
+trainer's veto forbids is kept in the hash table with the id VETOED and nothing else, so each later
+occurrence costs the one lookup any pair costs. This module does not decide which pair to merge.
 """
 
 from typing import Final
@@ -15,6 +16,7 @@ from mypy_extensions import i64
 NO_PAIR: Final[i64] = -1
 END: Final[i64] = -1
 EMPTY: Final[i64] = -1
+VETOED: Final[i64] = -2
 
 
 def _slot(key: i64, mask: i64) -> i64:
@@ -37,6 +39,7 @@ class PairTable:
     free_occurrence: i64
     slot_keys: vec[i64]
     slot_ids: vec[i64]
+    occupied: i64
     mask: i64
 
     def __init__(self, id_bound: i64) -> None:
@@ -52,13 +55,14 @@ class PairTable:
         capacity: i64 = 1024
         self.slot_keys = vec[i64]([EMPTY] * capacity)
         self.slot_ids = vec[i64]([EMPTY] * capacity)
+        self.occupied = 0
         self.mask = capacity - 1
 
     def size(self) -> i64:
         return len(self.left)
 
     def find(self, left: i64, right: i64) -> i64:
-        """The id of (left, right), or NO_PAIR if it was never added."""
+        """The id of (left, right); NO_PAIR if it was never added, VETOED if it is forbidden."""
         key = left * self.id_bound + right
         slot = _slot(key, self.mask)
         slot_keys = self.slot_keys
@@ -73,21 +77,40 @@ class PairTable:
     def add(self, left: i64, right: i64) -> i64:
         """A new id for (left, right), which must not be in the table yet."""
         pair_id: i64 = len(self.left)
-        if 2 * (pair_id + 1) > len(self.slot_keys):
-            self._grow()
-        key = left * self.id_bound + right
-        slot = _slot(key, self.mask)
-        slot_keys = self.slot_keys
-        while slot_keys[slot] != EMPTY:
-            slot = (slot + 1) & self.mask
-        slot_keys[slot] = key
-        self.slot_ids[slot] = pair_id
+        self._insert(left * self.id_bound + right, pair_id)
         self.left = append(self.left, left)
         self.right = append(self.right, right)
         self.count = append(self.count, 0)
         self.head = append(self.head, END)
         self.stamp = append(self.stamp, 0)
         return pair_id
+
+    def forbid(self, left: i64, right: i64) -> None:
+        """From now on `find` gives VETOED for (left, right). A pair that had an id keeps its id's
+        entries (the trainer empties them); the table no longer leads to it."""
+        key = left * self.id_bound + right
+        slot = _slot(key, self.mask)
+        slot_keys = self.slot_keys
+        while True:
+            stored = slot_keys[slot]
+            if stored == key:
+                self.slot_ids[slot] = VETOED
+                return
+            if stored == EMPTY:
+                break
+            slot = (slot + 1) & self.mask
+        self._insert(key, VETOED)
+
+    def _insert(self, key: i64, pair_id: i64) -> None:
+        if 2 * (self.occupied + 1) > len(self.slot_keys):
+            self._grow()
+        self.occupied += 1
+        slot = _slot(key, self.mask)
+        slot_keys = self.slot_keys
+        while slot_keys[slot] != EMPTY:
+            slot = (slot + 1) & self.mask
+        slot_keys[slot] = key
+        self.slot_ids[slot] = pair_id
 
     def _grow(self) -> None:
         old_keys = self.slot_keys

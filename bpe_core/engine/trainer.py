@@ -8,8 +8,14 @@ lookup, in an integer table (`pairs.py`). Everything per position and per pair i
 i64 vec, so the merge loop is integer arithmetic and array indexing once compiled.
 
 Occurrences of a pair (a, a) can overlap (`aaa`); they are merged left to right from the start
-of each run of a, as the reference trainer does. This module does not count chunks, read files or
-know what a symbol means.
+of each run of a, as the reference trainer does.
+
+`run` may be given a veto, (left id, right id) -> True if that pair must never merge. It is asked
+once per distinct pair: when `run` starts, about each pair the chunks and any replayed merges made
+(so replay takes a base's merges whatever the veto says), and after that when a merge creates a
+pair. A forbidden pair gets no count, no occurrences and no heap entry, like a pair over
+`max_token_length`; the pair table remembers it, so its later occurrences cost one lookup and no
+call. This module does not count chunks, read files or know what a symbol means.
 """
 
 from collections.abc import Callable
@@ -19,7 +25,7 @@ from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from bpe_core.engine.heap import PairHeap
-from bpe_core.engine.pairs import END, NO_PAIR, PairTable
+from bpe_core.engine.pairs import END, NO_PAIR, VETOED, PairTable
 
 TIE_SMALLEST: Final = 0
 TIE_LARGEST: Final = 1
@@ -35,7 +41,8 @@ PROGRESS_EVERY: Final = 64
 
 class Trainer:
     """Learns merges: `replay` known ones first (to continue training), then `run` once.
-    `segments` gives the final chunk segmentation."""
+    `segments` gives the final chunk segmentation. `merges` is one list, appended to as merges
+    are taken, so a veto may read it to know the tokens it is asked about."""
 
     alphabet_size: i64
     id_bound: i64
@@ -56,6 +63,7 @@ class Trainer:
     counting: bool
     merges: list[tuple[int, int]]
     merge_counts: list[int]
+    veto: Callable[[int, int], bool] | None
 
     def __init__(
         self,
@@ -98,6 +106,7 @@ class Trainer:
         self.counting = True
         self.merges = []
         self.merge_counts = []
+        self.veto = None
         self._link(chunks, weights)
 
     def _link(self, chunks: list[list[int]], weights: list[int]) -> None:
@@ -141,12 +150,47 @@ class Trainer:
     def _pair_for(self, left: i64, right: i64) -> i64:
         """The id of pair (left, right), created on first use; NO_PAIR if it may never merge."""
         pair_id = self.pairs.find(left, right)
-        if pair_id != NO_PAIR:
+        if pair_id >= 0:
             return pair_id
+        if pair_id == VETOED:
+            return NO_PAIR
         if self.max_token_length > 0:
             if self.token_length[left] + self.token_length[right] > self.max_token_length:
                 return NO_PAIR
+        veto = self.veto
+        if veto is not None and veto(left, right):
+            self.pairs.forbid(left, right)
+            return NO_PAIR
         return self.pairs.add(left, right)
+
+    def _veto_existing(self) -> None:
+        """Ask the veto about each pair made before `run` that still has occurrences; a forbidden
+        one loses them all, as if it had been vetoed when it was created. A pair whose chain is
+        empty was merged (replayed): no occurrence of it can come back, since a merge only creates
+        pairs that hold the id it makes."""
+        veto = self.veto
+        if veto is None:
+            return
+        pairs = self.pairs
+        pair_at = self.pair_at
+        for pair_id in range(pairs.size()):
+            if pairs.head[pair_id] == END:
+                continue
+            left = pairs.left[pair_id]
+            right = pairs.right[pair_id]
+            if not veto(left, right):
+                continue
+            node = pairs.head[pair_id]
+            pairs.head[pair_id] = END
+            while node != END:
+                position = pairs.occurrence_position[node]
+                following = pairs.occurrence_next[node]
+                pairs.release_occurrence(node)
+                node = following
+                if pair_at[position] == pair_id:
+                    pair_at[position] = NO_PAIR
+            pairs.count[pair_id] = 0
+            pairs.forbid(left, right)
 
     def _tie(self, pair_id: i64) -> i64:
         left = self.pairs.left[pair_id]
@@ -249,16 +293,17 @@ class Trainer:
             right: i64 = merges[rank][1]
             self.token_length = append(self.token_length, self.token_length[left] + self.token_length[right])
             best = pairs.find(left, right)
-            if best == NO_PAIR or pairs.head[best] == END:
+            if best < 0 or pairs.head[best] == END:
                 continue
             self._merge_all(best, left, right, self.alphabet_size + rank)
 
     def replay(self, merges: list[tuple[int, int]]) -> None:
         """Take these merges first, in order, as if training had chosen them (merge r creates id
         alphabet_size + r), keeping every pair count: `run` then goes on exactly as a run that
-        had learned them itself. A merge whose pair never occurs is kept, with count 0."""
+        had learned them itself. A merge whose pair never occurs is kept, with count 0. The veto
+        (given to `run`, later) does not apply: the merges given here are taken as they are."""
         pairs = self.pairs
-        if self.merges or self.alphabet_size + len(merges) >= self.id_bound:
+        if self.merges or self.veto is not None or self.alphabet_size + len(merges) >= self.id_bound:
             raise ValueError("replay comes first, with no more merges than the max_vocab the trainer was built for")
         for rank in range(len(merges)):
             left: i64 = merges[rank][0]
@@ -268,9 +313,9 @@ class Trainer:
                 raise ValueError(f"merge {rank} ({left}, {right}) uses an id that no earlier merge made")
             best = pairs.find(left, right)
             self.merges.append((left, right))
-            self.merge_counts.append(pairs.count[best] if best != NO_PAIR else 0)
+            self.merge_counts.append(pairs.count[best] if best >= 0 else 0)
             self.token_length = append(self.token_length, self.token_length[left] + self.token_length[right])
-            if best == NO_PAIR:
+            if best < 0:
                 continue
             self.step += 1
             self.touched = vec[i64]()  # only run() pushes touched pairs: keep the list short
@@ -282,11 +327,16 @@ class Trainer:
         num_merges: int,
         min_frequency: int = 1,
         progress: Callable[[int], None] | None = None,
+        veto: Callable[[int, int], bool] | None = None,
     ) -> list[tuple[int, int]]:
         """Learn up to `num_merges` merges (after any replayed ones) whose count is at least
-        `min_frequency` (and > 0)."""
+        `min_frequency` (and > 0), none of them a pair the `veto` forbids (True: never merge
+        (left, right))."""
         if self.alphabet_size + len(self.merges) + num_merges >= self.id_bound:
             raise ValueError("num_merges exceeds the max_vocab the trainer was built for")
+        if veto is not None:
+            self.veto = veto
+            self._veto_existing()
         pairs = self.pairs
         replayed = len(self.merges)
         heap = PairHeap()
@@ -354,6 +404,7 @@ def train(
     tie_break: int = TIE_SMALLEST,
     progress: Callable[[int], None] | None = None,
     symbol_order: list[int] | None = None,
+    veto: Callable[[int, int], bool] | None = None,
 ) -> Trainer:
     """Train and return the finished Trainer (its `merges`, `merge_counts` and `segments()`).
 
@@ -364,5 +415,5 @@ def train(
     trainer = Trainer(
         alphabet_size, chunks, weights, alphabet_size + num_merges, max_token_length, tie_break, symbol_order
     )
-    trainer.run(num_merges, min_frequency, progress)
+    trainer.run(num_merges, min_frequency, progress, veto)
     return trainer

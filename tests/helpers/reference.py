@@ -1,15 +1,18 @@
 """The naive reference BPE, written as plainly as possible, to check the engine against.
 
 `train_reference` is the seed article's step 1 ("naive baseline") extended with chunk weights, the
-two named tie rules, `min_frequency` and `max_token_length`: every round it recounts every
-adjacent pair of every chunk (overlapping occurrences count: `aaa` holds (a, a) twice), picks the
-best pair, and rewrites every chunk left to right without overlap. `encode_reference` is the
-seed's rank-ordered `encode_chunk`, `decode_reference` expands merged ids recursively.
+two named tie rules, `min_frequency`, `max_token_length`, a veto on merged tokens (`forbidden`)
+and a base's merges taken first (`base_merges`, as continued training does): every round it
+recounts every adjacent pair of every chunk (overlapping occurrences count: `aaa` holds (a, a)
+twice), picks the best pair, and rewrites every chunk left to right without overlap.
+`encode_reference` is the seed's rank-ordered `encode_chunk`, `decode_reference` expands merged
+ids recursively.
 
 Nothing here is fast, clever or shared with bpe_core: it must stay obviously correct.
 `seed_train_naive` is the article's step 1 copied verbatim, to check the reference itself.
 """
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -42,6 +45,8 @@ def train_reference(
     min_frequency: int = 1,
     max_token_length: int = 0,
     tie_break: str = "smallest",
+    forbidden: Callable[[list[int]], bool] | None = None,
+    base_merges: Sequence[tuple[int, int]] = (),
 ) -> ReferenceResult:
     """Learn up to `num_merges` merges; merge r creates id alphabet_size + r.
 
@@ -50,7 +55,10 @@ def train_reference(
     `max(counts, key=lambda p: (counts[p], p))`.
     Training stops when no pair has a count of at least max(min_frequency, 1). With
     max_token_length > 0, a pair whose merged token would hold more base symbols is never a
-    candidate.
+    candidate; nor is a pair for which `forbidden(the merged token's base symbols)` is true.
+
+    `base_merges` are taken first, in order, whatever their count and whatever `forbidden` says
+    (their counts are recorded, 0 for a pair that does not occur); `num_merges` counts them too.
     """
     assert tie_break in ("smallest", "largest")
     assert len(chunks) == len(weights)
@@ -58,14 +66,27 @@ def train_reference(
     token_length = [1] * alphabet_size
     merges: list[tuple[int, int]] = []
     merge_counts: list[int] = []
-    for _ in range(num_merges):
+    for round_number in range(num_merges):
         counts: dict[tuple[int, int], int] = {}
         for chunk, weight in zip(segments, weights):
             for i in range(len(chunk) - 1):
                 pair = (chunk[i], chunk[i + 1])
-                if max_token_length > 0 and token_length[pair[0]] + token_length[pair[1]] > max_token_length:
+                if round_number < len(base_merges):
+                    if pair != base_merges[round_number]:
+                        continue
+                elif max_token_length > 0 and token_length[pair[0]] + token_length[pair[1]] > max_token_length:
+                    continue
+                elif forbidden is not None and forbidden(decode_reference(alphabet_size, merges, list(pair))):
                     continue
                 counts[pair] = counts.get(pair, 0) + weight
+        if round_number < len(base_merges):
+            best = base_merges[round_number]
+            new_id = alphabet_size + len(merges)
+            segments = [merge_pair(chunk, best, new_id) for chunk in segments]
+            merges.append(best)
+            merge_counts.append(counts.get(best, 0))
+            token_length.append(token_length[best[0]] + token_length[best[1]])
+            continue
         if not counts:
             break
         if tie_break == "largest":
