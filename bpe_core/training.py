@@ -213,6 +213,13 @@ def check_base(plan: Plan, base: Tokenizer | None) -> None:
             f"the base tokenizer {base.name!r} is an imported vocabulary whose tokens are not all made by its "
             "merges; continue from a tokenizer bpe-core trained"
         )
+    limit = settings.trainer.max_token_length
+    longest = max((len(base.token_symbols(token)) for token in base.merged_ids()), default=1)
+    if limit is not None and longest > limit:
+        raise BpeError(
+            f"{origin}: trainer.max_token_length: {limit} is shorter than tokens of the base tokenizer {base.name!r} "
+            f"(up to {longest} symbols); continued training keeps every base token, so allow at least {longest}"
+        )
     if plan.num_merges < len(base.spec.merges):
         raise BpeError(
             f"{origin}: trainer.vocab_size: {settings.trainer.vocab_size} gives {plan.num_merges} merges, fewer than "

@@ -162,6 +162,7 @@ def test_what_continued_training_may_not_change_is_one_error_naming_the_key(
         (["--set", "normalizer=nfc"], ["normalizer", "keep that"]),
         (["--set", "special_tokens.tokens=[]"], ["special_tokens", "<|endoftext|>"]),
         (["--set", "trainer.vocab_size=500"], ["trainer.vocab_size", "fewer than"]),
+        (["--set", "trainer.max_token_length=2"], ["trainer.max_token_length", "allow at least"]),
     ]
     for extra, fragments in cases:
         result = run_bpe("train", GPT2, docs, "--from", "base.json", *extra, "-o", "out.json", cwd=tmp_path)
