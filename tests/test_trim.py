@@ -218,15 +218,20 @@ def test_drop_result_is_what_the_python_function_gives_and_records_its_lineage(
     assert stage["asked"]["drop"] == [ASKED_TEXT, asked[1]] and stage["dropped"] == len(dropped)
 
 
-def test_drop_result_exported_to_hf_gives_our_ids_in_tokenizers(
+def test_drop_result_exported_to_hf_gives_our_ids_in_tokenizers_and_transformers(
     dropped_by_cli: tuple[list[int], str], workdir: Path, held_out: str
 ) -> None:
+    from transformers import PreTrainedTokenizerFast
+
     trimmed = bpe_core.load(workdir / "trimmed.json")
     trimmed.to_hf(workdir / "tokenizer.json")
     theirs = HfTokenizer.from_file(str(workdir / "tokenizer.json"))
     unseen = (workdir / "unseen.txt").read_text(encoding="utf-8")
     assert_same_ids(trimmed.encode_ordinary(unseen), theirs.encode(unseen, add_special_tokens=False).ids, "tokenizers")
     assert_same_ids(trimmed.encode(held_out, allowed_special="all"), theirs.encode(held_out).ids, "tokenizers")
+    fast = PreTrainedTokenizerFast(tokenizer_file=str(workdir / "tokenizer.json"))
+    ours = trimmed.encode(held_out, allowed_special="all")
+    assert_same_ids(ours, fast(held_out, add_special_tokens=False)["input_ids"], "transformers")
 
 
 def test_drop_result_exported_to_tiktoken_gives_our_ids_in_tiktoken(
