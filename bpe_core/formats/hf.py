@@ -322,6 +322,7 @@ def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
         # in the model vocabulary too, so Hugging Face keeps their ids (DNABERT-2 has [UNK] at 0)
         if vocab.setdefault(token, token_id) != token_id:
             raise BpeError(f"special token {token!r} (id {token_id}) is also the regular token {vocab[token]}")
+    listed = [*sorted(tokenizer.special_ids.items(), key=lambda item: item[1]), *reserved.items()]
     added = [
         {
             "id": token_id,
@@ -332,19 +333,7 @@ def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
             "normalized": False,
             "special": True,
         }
-        for token, token_id in sorted(tokenizer.special_ids.items(), key=lambda item: item[1])
-    ]
-    added += [
-        {
-            "id": token_id,
-            "content": token,
-            "single_word": False,
-            "lstrip": False,
-            "rstrip": False,
-            "normalized": False,
-            "special": True,
-        }
-        for token, token_id in reserved.items()
+        for token, token_id in listed
     ]
     normalizer_types = {value: key for key, value in NORMALIZERS.items()}
     unsupported = [item.name for item in tokenizer.spec.normalizers if item.name not in normalizer_types]
