@@ -7,6 +7,8 @@ Tokenizers are trained on the lambda genome and compared on E. coli.
 
 import json
 import random
+import tempfile
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -156,19 +158,13 @@ def test_nt_6mer_export_matches_on_any_sequence(sequence: str) -> None:
     assert peer.encode(sequence, add_special_tokens=False).ids == tokenizer.encode(sequence)
 
 
-_NT_6MER_EXPORT: list[tuple[bpe_core.Tokenizer, Path]] = []
-
-
+@cache
 def nt_6mer_export() -> tuple[bpe_core.Tokenizer, Path]:
     """nt-6mer with merges over 6-mers trained on lambda, exported once (hypothesis takes no fixtures)."""
-    if not _NT_6MER_EXPORT:
-        import tempfile
-
-        tokenizer = bpe_core.train(NT_6MER_CONFIG, [LAMBDA_PATH], {"trainer.vocab_size": alphabet_size() + 2 + 100})
-        path = Path(tempfile.mkdtemp()) / "tokenizer.json"
-        tokenizer.to_hf(path)
-        _NT_6MER_EXPORT.append((tokenizer, path))
-    return _NT_6MER_EXPORT[0]
+    tokenizer = bpe_core.train(NT_6MER_CONFIG, [LAMBDA_PATH], {"trainer.vocab_size": alphabet_size() + 2 + 100})
+    path = Path(tempfile.mkdtemp()) / "tokenizer.json"
+    tokenizer.to_hf(path)
+    return tokenizer, path
 
 
 def test_a_plain_nt_6mer_tokenizer_exports_its_kmers_as_single_tokens(tmp_path: Path, ecoli: str) -> None:
