@@ -295,23 +295,34 @@ def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
     `AutoTokenizer.from_pretrained(folder)` works. With `[CLS]`/`[SEP]` (or `<s>`/`</s>`) a
     template post-processor adds them as BERT (RoBERTa) does.
 
-    Tokens are written as their base labels joined, so every label must be one character (bytes
-    as GPT-2's characters, nucleotides as letters). The pretokenizer describes its own
-    normalizer, pre-tokenizer and decoder for Hugging Face (`hf_components()`); one that cannot
-    is refused. A letter outside a non-byte-level alphabet is an error in both libraries (see
-    `UNKNOWN_LETTER`).
+    Tokens are written as their base symbols' tokens joined, and a base symbol's token is its
+    label, which must then be one character (bytes as GPT-2's characters, nucleotides as
+    letters). The pretokenizer describes its own normalizer, pre-tokenizer and decoder for
+    Hugging Face (`hf_components()`); one that cannot is refused. It may also give each base
+    symbol a token of several characters (`symbol_tokens`, in alphabet order) with the
+    `building_merges` that make them from characters, ranked before ours (DNA k-mers); what
+    those make on the way gets ids after all of ours. A letter outside a non-byte-level alphabet
+    is an error in both libraries (see `UNKNOWN_LETTER`).
     """
     if not isinstance(tokenizer.pretokenizer, ExportsToHF):
         raise BpeError(f"pretokenizer {tokenizer.pretokenizer.name!r} has no Hugging Face equivalent")
     components = tokenizer.pretokenizer.hf_components()
-    long_labels = [label for label in tokenizer.alphabet if len(label) != 1]
+    symbol_tokens: list[str] = components.get("symbol_tokens", tokenizer.alphabet)
+    building_merges: list[tuple[str, str]] = components.get("building_merges", [])
+    built = {left + right for left, right in building_merges}
+    long_labels = [token for token in symbol_tokens if len(token) != 1 and token not in built]
     if long_labels:
         raise BpeError(
             f"Hugging Face BPE works on characters; symbols such as {long_labels[0]!r} are not one character"
         )
+    token_of_label = dict(zip(tokenizer.alphabet, symbol_tokens, strict=True))
+
+    def token_text(token_id: int) -> str:
+        return "".join(token_of_label[label] for label in tokenizer.token_symbols(token_id))
+
     vocab: dict[str, int] = {}
     for token_id in tokenizer.regular_ids():
-        token = tokenizer.token_text(token_id)
+        token = token_text(token_id)
         if token in vocab and vocab[token] != token_id:
             raise BpeError(
                 f"ids {vocab[token]} and {token_id} both stand for {token!r}; a tokenizer.json cannot hold that"
@@ -322,6 +333,14 @@ def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
         # in the model vocabulary too, so Hugging Face keeps their ids (DNABERT-2 has [UNK] at 0)
         if vocab.setdefault(token, token_id) != token_id:
             raise BpeError(f"special token {token!r} (id {token_id}) is also the regular token {vocab[token]}")
+    # what building merges make on the way to a symbol's token gets the ids after all of ours;
+    # no encoding ends with one (each is built on into a symbol's token)
+    next_id = max(vocab.values(), default=-1) + 1
+    for left, right in building_merges:
+        for part in (left, right, left + right):
+            if part not in vocab:
+                vocab[part] = next_id
+                next_id += 1
     listed = [*sorted(tokenizer.special_ids.items(), key=lambda item: item[1]), *reserved.items()]
     added = [
         {
@@ -367,7 +386,10 @@ def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
             "byte_fallback": False,
             "ignore_merges": bool(tokenizer.layout.whole_chunks),
             "vocab": vocab,
-            "merges": [[tokenizer.token_text(left), tokenizer.token_text(right)] for left, right in tokenizer.merges],
+            "merges": [
+                *([left, right] for left, right in building_merges),
+                *([token_text(left), token_text(right)] for left, right in tokenizer.merges),
+            ],
         },
     }
     target = os.fspath(path)

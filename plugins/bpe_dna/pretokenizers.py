@@ -17,6 +17,12 @@ from bpe_dna.readers import Record
 BASES = "ACGT"
 IUPAC = "RYKMSWBDHV"
 COMPLEMENT = str.maketrans("ACGTNRYKMSWBDHVacgtnrykmswbdhv", "TGCANYRMKSWVHDBtgcanyrmkswvhdb")
+# What Hugging Face's normalizer writes after each whole k-mer of a dna-kmers export, so its BPE
+# (which starts from characters) can build every k-mer in place: see KmerPretokenizer.hf_components.
+KMER_END = "|"
+# What an input KMER_END becomes first: a character outside the vocabulary, so that it is an error
+# in Hugging Face as it is in bpe-core, not a k-mer end.
+NOT_A_LETTER = "\ufffd"
 
 
 def _choice(name: str, options: dict[str, Any], key: str, allowed: tuple[Any, ...]) -> Any:
@@ -74,6 +80,20 @@ class _Policy:
             what = "an IUPAC ambiguity letter (iupac: error)" if letter.upper() in IUPAC else "not a nucleotide letter"
             raise BpeError(f"{where}: {letter!r} at position {end + 1} is {what}; allowed: {self.letters}")
         return sequence
+
+
+def hf_case_folding(letters: str) -> list[dict[str, Any]]:
+    """Hugging Face normalizers that upper-case the letters (and nothing else, as `prepare` checks)."""
+    return [{"type": "Replace", "pattern": {"String": letter.lower()}, "content": letter} for letter in letters]
+
+
+def hf_isolating(policy: _Policy) -> dict[str, Any] | None:
+    """A Hugging Face Split that makes each letter that stands alone (N, IUPAC) its own word."""
+    bases = BASES + ("N" if policy.n == "symbol" else "")
+    standalone = "".join(letter for letter in policy.letters if letter.upper() not in bases)
+    if not standalone:
+        return None
+    return {"type": "Split", "pattern": {"Regex": f"[{standalone}]"}, "behavior": "Isolated", "invert": False}
 
 
 class NucleotidePretokenizer:
@@ -163,28 +183,9 @@ class NucleotidePretokenizer:
     def hf_components(self) -> dict[str, Any]:
         """Hugging Face equivalent: upper-casing by Replace (case: fold), letters that stand alone
         isolated by a Split, tokens fused back together when decoding."""
-        standalone = "".join(
-            letter
-            for letter in self.policy.letters
-            if letter.upper() not in BASES + ("N" if self.policy.n == "symbol" else "")
-        )
-        normalizer = None
-        if self.policy.case == "fold":
-            normalizer = {
-                "type": "Sequence",
-                "normalizers": [
-                    {"type": "Replace", "pattern": {"String": letter.lower()}, "content": letter}
-                    for letter in self.policy.letters
-                ],
-            }
-        pre_tokenizer = None
-        if standalone:
-            pre_tokenizer = {
-                "type": "Split",
-                "pattern": {"Regex": f"[{standalone}]"},
-                "behavior": "Isolated",
-                "invert": False,
-            }
+        folding = hf_case_folding(self.policy.letters) if self.policy.case == "fold" else []
+        normalizer = {"type": "Sequence", "normalizers": folding} if folding else None
+        pre_tokenizer = hf_isolating(self.policy)
         if self.max_chunk is not None:
             raise BpeError("max_chunk windows have no Hugging Face equivalent")
         return {"normalizer": normalizer, "pre_tokenizer": pre_tokenizer, "decoder": {"type": "Fuse"}}
@@ -306,3 +307,55 @@ class KmerPretokenizer:
 
     def decoder_options(self) -> dict[str, Any]:
         return {"k": self.k, "stride": self.stride, "padded": self.remainder == "pad" and self.k > 1}
+
+    def hf_components(self) -> dict[str, Any]:
+        """Hugging Face equivalent of non-overlapping k-mers (stride: k), exact for every input.
+
+        Hugging Face's BPE starts from characters, and letter merges alone cannot find where
+        k-mers start (`ACA` is AC+A, `CAC` is CA+C). So the normalizer marks each whole k-mer's
+        end with KMER_END: a Replace of the empty match after `[ACGT]{k}` (`\\K`), found left to
+        right from each run's start, exactly as `symbols` steps through a chunk. A k-mer's token
+        is its letters and the mark (`ACGTAC|`), built right to left by `building_merges` ranked
+        before ours: (C, |), (A, C|), ... Those always find a merge while a k-mer is unbuilt, and
+        none applies to a tail letter (no mark follows it) or to a whole k-mer, so our merges then
+        start from exactly our symbols. `remainder: drop` removes the unmarked tails.
+        """
+        if self.stride != self.k:
+            raise BpeError(
+                f"pretokenizer.stride: {self.stride} with k: {self.k} makes overlapping k-mers, and Hugging Face "
+                "pre-tokenizers cannot emit overlapping pieces (each letter goes to one token); "
+                "only stride equal to k can be exported"
+            )
+        if self.canonical:
+            raise BpeError(
+                "pretokenizer.canonical: true gives a k-mer and its reverse complement one id, and a Hugging Face "
+                "vocabulary cannot spell one token two ways; only canonical: false can be exported"
+            )
+        if self.remainder == "pad":
+            raise BpeError(
+                "pretokenizer.remainder: pad has no Hugging Face export (its normalizer cannot pad a tail with N "
+                "without N splitting it); use remainder: single or drop"
+            )
+        bases = BASES + ("N" if self.policy.n == "symbol" else "")
+        normalizers = [{"type": "Replace", "pattern": {"String": KMER_END}, "content": NOT_A_LETTER}]
+        normalizers += hf_case_folding(self.policy.letters)
+        normalizers.append({"type": "Replace", "pattern": {"Regex": f"[{bases}]{{{self.k}}}\\K"}, "content": KMER_END})
+        if self.remainder == "drop" and self.k > 1:
+            tail = f"(?<![{bases}])[{bases}]{{1,{self.k - 1}}}(?![{bases}{re.escape(KMER_END)}])"
+            normalizers.append({"type": "Replace", "pattern": {"Regex": tail}, "content": ""})
+        kmers = len(bases) ** self.k
+        suffixes = [""]
+        building_merges = []
+        for _ in range(self.k):
+            suffixes = [base + suffix for base in bases for suffix in suffixes]
+            building_merges += [(suffix[0], suffix[1:] + KMER_END) for suffix in suffixes]
+        return {
+            "normalizer": {"type": "Sequence", "normalizers": normalizers},
+            "pre_tokenizer": hf_isolating(self.policy),
+            "decoder": {
+                "type": "Sequence",
+                "decoders": [{"type": "Replace", "pattern": {"String": KMER_END}, "content": ""}, {"type": "Fuse"}],
+            },
+            "symbol_tokens": [label + KMER_END for label in self.labels[:kmers]] + self.labels[kmers:],
+            "building_merges": building_merges,
+        }
