@@ -153,18 +153,20 @@ def test_export_keeps_every_id_and_numbers_the_building_tokens_after_ours(
 def test_nt_6mer_export_matches_on_any_sequence(sequence: str) -> None:
     from tokenizers import Tokenizer
 
-    tokenizer, path = nt_6mer_export()
-    peer = Tokenizer.from_file(str(path))
+    tokenizer, exported = nt_6mer_export()
+    peer = Tokenizer.from_str(exported)
     assert peer.encode(sequence, add_special_tokens=False).ids == tokenizer.encode(sequence)
 
 
 @cache
-def nt_6mer_export() -> tuple[bpe_core.Tokenizer, Path]:
-    """nt-6mer with merges over 6-mers trained on lambda, exported once (hypothesis takes no fixtures)."""
+def nt_6mer_export() -> tuple[bpe_core.Tokenizer, str]:
+    """nt-6mer with merges over 6-mers trained on lambda, and its tokenizer.json's text, made once
+    (hypothesis takes no fixtures)."""
     tokenizer = bpe_core.train(NT_6MER_CONFIG, [LAMBDA_PATH], {"trainer.vocab_size": alphabet_size() + 2 + 100})
-    path = Path(tempfile.mkdtemp()) / "tokenizer.json"
-    tokenizer.to_hf(path)
-    return tokenizer, path
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "tokenizer.json"
+        tokenizer.to_hf(path)
+        return tokenizer, path.read_text(encoding="utf-8")
 
 
 def test_a_plain_nt_6mer_tokenizer_exports_its_kmers_as_single_tokens(tmp_path: Path, ecoli: str) -> None:
