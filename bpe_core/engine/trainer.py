@@ -17,16 +17,14 @@ pair. A forbidden pair gets no count, no occurrences and no heap entry, like a p
 `max_token_length`; the pair table remembers it, so its later occurrences cost one lookup and no
 call.
 
-A mirror (`mirror`, an involution on the base symbols) says the chunks are closed under reversal
-with each symbol mirrored (DNA: the reverse complement strand is counted too). Then every merge
-(x, y) is taken with its partner (mirror[y], mirror[x]) as the very next merge, whatever the
-partner's count is by then (merging (x, y) first can take occurrences of the partner where the two
-overlap, as in `x z x'` with z its own mirror): the merge list stays closed under the mirror, and
-the mirror is extended to each merged token (the partners are each other's mirror; a pair that is
-its own partner is taken once and its token is its own mirror). When one merge is left to take
-and the best pair has a partner, training stops there rather than leave the vocabulary unclosed.
-A veto then forbids a pair when it forbids the pair or its partner. This module does not count
-chunks, read files or know what a symbol means.
+A mirror (an involution on the base symbols; the chunks must be closed under reversal with each
+symbol mirrored, as with both DNA strands counted) makes every merge be followed at once by a
+partner whose token is its mirror image, or taken alone if its token is its own; mirror.py says
+how the partner is chosen and why. The partner is taken whatever its count is by then (merging
+x y first takes the partner's occurrences that overlap it, as in `x z x'` with z its own mirror):
+closure of the vocabulary is the invariant. With room for one merge only and a best pair that
+has a partner, training stops there. A veto forbids a pair when it forbids the pair or
+(mirror[y], mirror[x]). This module does not count chunks, read files or know what a symbol means.
 """
 
 from collections.abc import Callable
@@ -36,7 +34,7 @@ from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from bpe_core.engine.heap import PairHeap
-from bpe_core.engine.mirror import mirror_tokens
+from bpe_core.engine.mirror import Spellings, mirror_tokens
 from bpe_core.engine.pairs import END, NO_PAIR, VETOED, PairTable
 
 TIE_SMALLEST: Final = 0
@@ -78,6 +76,7 @@ class Trainer:
     veto: Callable[[int, int], bool] | None
     mirrored: bool
     mirror_of: vec[i64]
+    spellings: Spellings | None
 
     def __init__(
         self,
@@ -126,8 +125,10 @@ class Trainer:
         self.veto = None
         self.mirrored = mirror is not None
         self.mirror_of = vec[i64]()
+        self.spellings = None
         if mirror is not None:
             self.mirror_of = vec[i64](mirror_tokens(mirror, alphabet_size, []))
+            self.spellings = Spellings(mirror)
         self._link(chunks, weights)
 
     def _link(self, chunks: list[list[int]], weights: list[int]) -> None:
@@ -334,9 +335,12 @@ class Trainer:
         pairs = self.pairs
         if self.merges or self.veto is not None or self.alphabet_size + len(merges) >= self.id_bound:
             raise ValueError("replay comes first, with no more merges than the max_vocab the trainer was built for")
-        if self.mirrored:
+        spellings = self.spellings
+        if spellings is not None:
             mirror = [int(self.mirror_of[symbol]) for symbol in range(self.alphabet_size)]
             self.mirror_of = vec[i64](mirror_tokens(mirror, self.alphabet_size, merges))
+            for rank in range(len(merges)):
+                spellings.add(merges[rank][0], merges[rank][1])
         for rank in range(len(merges)):
             left: i64 = merges[rank][0]
             right: i64 = merges[rank][1]
@@ -386,11 +390,7 @@ class Trainer:
             left = pairs.left[best]
             right = pairs.right[best]
             new_id: i64 = self.alphabet_size + len(self.merges)
-            partner_left = left
-            partner_right = right
-            if self.mirrored:
-                partner_left = self.mirror_of[right]
-                partner_right = self.mirror_of[left]
+            partner_left, partner_right = self._partner(left, right) if self.mirrored else (left, right)
             paired = partner_left != left or partner_right != right
             if paired and learned + 2 > num_merges:
                 break  # room for one merge only: stop, so the vocabulary stays closed under the mirror
@@ -405,7 +405,7 @@ class Trainer:
             pairs.count[best] = 0
             learned += 1
             if paired:
-                partner = pairs.find(partner_left, partner_right)
+                partner = pairs.find(partner_left, partner_right)  # never seen (count 0): no id
                 self.merge_counts.append(pairs.count[partner] if partner >= 0 else 0)
                 if partner >= 0:
                     self._merge_all(partner, partner_left, partner_right, new_id + 1)
@@ -424,11 +424,32 @@ class Trainer:
             progress(len(self.merges) - replayed)
         return self.merges
 
+    def _partner(self, left: i64, right: i64) -> tuple[i64, i64]:
+        """The pair to learn right after (left, right): itself when its token is its own mirror
+        image, else the pair spelling that image with the highest count, (mirror[right],
+        mirror[left]) on ties."""
+        spellings = self.spellings
+        assert spellings is not None  # only called with a mirror
+        image = spellings.image(left, right)
+        if image == spellings.spelling[left] + spellings.spelling[right]:
+            return left, right
+        pairs = self.pairs
+        best_left = self.mirror_of[right]
+        best_right = self.mirror_of[left]
+        found = pairs.find(best_left, best_right)
+        best_count: i64 = pairs.count[found] if found >= 0 else 0
+        for candidate_left, candidate_right in spellings.pairs_spelling(image):
+            found = pairs.find(candidate_left, candidate_right)
+            if found >= 0 and pairs.count[found] > best_count:
+                best_left, best_right, best_count = candidate_left, candidate_right, pairs.count[found]
+        return best_left, best_right
+
     def _list_merge(self, left: i64, right: i64, mirror_id: i64) -> None:
         self.merges.append((left, right))
         self.token_length = append(self.token_length, self.token_length[left] + self.token_length[right])
-        if self.mirrored:
+        if self.spellings is not None:
             self.mirror_of = append(self.mirror_of, mirror_id)
+            self.spellings.add(left, right)
 
     def token_usage(self) -> list[int]:
         """How often each token id occurs in the weighted chunks now (the sum is the token count:
