@@ -59,6 +59,7 @@ bench: install
 	$(BIN)/python benchmarks/train_long.py
 	$(BIN)/python benchmarks/encode_text.py
 	$(BIN)/python benchmarks/train_dna.py
+	$(BIN)/python benchmarks/dna_symmetry.py
 	$(BIN)/python benchmarks/midi.py
 	$(BIN)/python benchmarks/surgery.py
 

@@ -156,6 +156,16 @@ class NamesSymbols(Protocol):
 
 
 @runtime_checkable
+class MirrorsSymbols(Protocol):
+    """A pretokenizer whose training chunks are closed under reversal with each base symbol
+    mirrored (DNA: both strands, the complement), that wants each merge learned with its mirror
+    partner. `symbol_mirror` gives the involution on base symbol ids (mirror[mirror[s]] == s), or
+    None when the options ask for no symmetry."""
+
+    def symbol_mirror(self) -> list[int] | None: ...
+
+
+@runtime_checkable
 class StreamsText(Protocol):
     """A decoder of byte-level text that decodes incrementally (`Tokenizer.decode_stream`)."""
 
@@ -220,6 +230,7 @@ ABILITIES = (
     ConfiguresDecoder,
     ExportsToHF,
     NamesSymbols,
+    MirrorsSymbols,
     StreamsText,
     WritesRecords,
     ListsSuffixes,

@@ -20,7 +20,7 @@ from typing import Any
 from bpe_core import progress as progress_bars
 from bpe_core.chunking import count_chunks, normalize, piece_size, pieces
 from bpe_core.config import ComponentConfig, Config, RunnerConfig, load_config, parse_runner
-from bpe_core.contract import MeasuresDocuments, Normalizer, Pretokenizer, Reader, ReadsRanges
+from bpe_core.contract import MeasuresDocuments, MirrorsSymbols, Normalizer, Pretokenizer, Reader, ReadsRanges
 from bpe_core.counts import (
     Counts,
     check_same_config,
@@ -31,7 +31,7 @@ from bpe_core.counts import (
     symbol_width,
     unpack,
 )
-from bpe_core.engine import TIE_RULES, Trainer
+from bpe_core.engine import TIE_RULES, Trainer, mirror_tokens
 from bpe_core.errors import BpeError
 from bpe_core.formats import native
 from bpe_core.plugins import registry
@@ -220,11 +220,25 @@ def check_base(plan: Plan, base: Tokenizer | None) -> None:
             f"{origin}: trainer.max_token_length: {limit} is shorter than tokens of the base tokenizer {base.name!r} "
             f"(up to {longest} symbols); continued training keeps every base token, so allow at least {longest}"
         )
+    mirror = symbol_mirror(plan.pretokenizer)
+    if mirror is not None:
+        try:
+            mirror_tokens(mirror, plan.alphabet_size, base.spec.merges)
+        except ValueError as problem:
+            raise BpeError(
+                f"{origin}: pretokenizer: {settings.pretokenizer.name!r} learns merges with their mirror partners, "
+                f"but the base tokenizer {base.name!r} was not trained so ({problem}); continue from a symmetric base"
+            ) from None
     if plan.num_merges < len(base.spec.merges):
         raise BpeError(
             f"{origin}: trainer.vocab_size: {settings.trainer.vocab_size} gives {plan.num_merges} merges, fewer than "
             f"the base tokenizer's {len(base.spec.merges)}; continue to a larger vocabulary (or trim the base)"
         )
+
+
+def symbol_mirror(pretokenizer: Pretokenizer) -> list[int] | None:
+    """The pretokenizer's involution on base symbols, if it asks training for mirrored merges."""
+    return pretokenizer.symbol_mirror() if isinstance(pretokenizer, MirrorsSymbols) else None
 
 
 def count_documents(
@@ -370,6 +384,7 @@ def _train_from(
         TIE_RULES.index(settings.trainer.tie_break),
         # tie_break hf: Hugging Face numbers the alphabet in code point order of its labels
         sorted(range(alphabet_size), key=pretokenizer.alphabet().__getitem__),
+        symbol_mirror(pretokenizer),
     )
     symbol_count = sum(len(symbols) * weight for symbols, weight in zip(chunk_symbols, weights))
     del chunk_symbols

@@ -8,9 +8,10 @@ import sys
 
 from bpe_core.engine.alphabet import Alphabet
 from bpe_core.engine.encoder import Decoder, Encoder
+from bpe_core.engine.mirror import mirror_tokens
 from bpe_core.engine.trainer import TIE_HF, TIE_LARGEST, TIE_RULES, TIE_SMALLEST, Trainer, train
 
-ENGINE_MODULES = ("alphabet", "encoder", "heap", "pairs", "trainer")
+ENGINE_MODULES = ("alphabet", "encoder", "heap", "mirror", "pairs", "trainer")
 
 
 def is_compiled() -> bool:
@@ -28,5 +29,6 @@ __all__ = [
     "TIE_SMALLEST",
     "Trainer",
     "is_compiled",
+    "mirror_tokens",
     "train",
 ]

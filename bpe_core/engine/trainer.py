@@ -15,7 +15,16 @@ once per distinct pair: when `run` starts, about each pair the chunks and any re
 (so replay takes a base's merges whatever the veto says), and after that when a merge creates a
 pair. A forbidden pair gets no count, no occurrences and no heap entry, like a pair over
 `max_token_length`; the pair table remembers it, so its later occurrences cost one lookup and no
-call. This module does not count chunks, read files or know what a symbol means.
+call.
+
+A mirror (an involution on the base symbols; the chunks must be closed under reversal with each
+symbol mirrored, as with both DNA strands counted) makes every merge be followed at once by a
+partner whose token is its mirror image, or taken alone if its token is its own; mirror.py says
+how the partner is chosen and why. The partner is taken whatever its count is by then (merging
+x y first takes the partner's occurrences that overlap it, as in `x z x'` with z its own mirror):
+closure of the vocabulary is the invariant. With room for one merge only and a best pair that
+has a partner, training stops there. A veto forbids a pair when it forbids the pair or
+(mirror[y], mirror[x]). This module does not count chunks, read files or know what a symbol means.
 """
 
 from collections.abc import Callable
@@ -25,6 +34,7 @@ from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from bpe_core.engine.heap import PairHeap
+from bpe_core.engine.mirror import Spellings, mirror_tokens
 from bpe_core.engine.pairs import END, NO_PAIR, VETOED, PairTable
 
 TIE_SMALLEST: Final = 0
@@ -64,6 +74,9 @@ class Trainer:
     merges: list[tuple[int, int]]
     merge_counts: list[int]
     veto: Callable[[int, int], bool] | None
+    mirrored: bool
+    mirror_of: vec[i64]
+    spellings: Spellings | None
 
     def __init__(
         self,
@@ -74,9 +87,12 @@ class Trainer:
         max_token_length: int = 0,
         tie_break: int = TIE_SMALLEST,
         symbol_order: list[int] | None = None,
+        mirror: list[int] | None = None,
     ) -> None:
         """`symbol_order` (for tie_break hf): the base symbols' ids in the order Hugging Face
-        gives them (its alphabet sorted by code point); ties go to the smallest pair in that order."""
+        gives them (its alphabet sorted by code point); ties go to the smallest pair in that order.
+        `mirror`: an involution on the base symbol ids (mirror[mirror[s]] == s) under which, with
+        reversal, the chunks are closed; each merge is then learned with its mirror partner."""
         if alphabet_size < 1:
             raise ValueError("alphabet_size must be at least 1")
         if len(chunks) != len(weights):
@@ -107,6 +123,12 @@ class Trainer:
         self.merges = []
         self.merge_counts = []
         self.veto = None
+        self.mirrored = mirror is not None
+        self.mirror_of = vec[i64]()
+        self.spellings = None
+        if mirror is not None:
+            self.mirror_of = vec[i64](mirror_tokens(mirror, alphabet_size, []))
+            self.spellings = Spellings(mirror)
         self._link(chunks, weights)
 
     def _link(self, chunks: list[list[int]], weights: list[int]) -> None:
@@ -157,19 +179,26 @@ class Trainer:
         if self.max_token_length > 0:
             if self.token_length[left] + self.token_length[right] > self.max_token_length:
                 return NO_PAIR
-        veto = self.veto
-        if veto is not None and veto(left, right):
+        if self._vetoed(left, right):
             self.pairs.forbid(left, right)
             return NO_PAIR
         return self.pairs.add(left, right)
+
+    def _vetoed(self, left: i64, right: i64) -> bool:
+        """The veto forbids the pair, or (with a mirror) its partner: partners merge together."""
+        veto = self.veto
+        if veto is None:
+            return False
+        if veto(left, right):
+            return True
+        return self.mirrored and veto(self.mirror_of[right], self.mirror_of[left])
 
     def _veto_existing(self) -> None:
         """Ask the veto about each pair made before `run` that still has occurrences; a forbidden
         one loses them all, as if it had been vetoed when it was created. A pair whose chain is
         empty was merged (replayed): no occurrence of it can come back, since a merge only creates
         pairs that hold the id it makes."""
-        veto = self.veto
-        if veto is None:
+        if self.veto is None:
             return
         pairs = self.pairs
         pair_at = self.pair_at
@@ -178,7 +207,7 @@ class Trainer:
                 continue
             left = pairs.left[pair_id]
             right = pairs.right[pair_id]
-            if not veto(left, right):
+            if not self._vetoed(left, right):
                 continue
             node = pairs.head[pair_id]
             pairs.head[pair_id] = END
@@ -301,10 +330,17 @@ class Trainer:
         """Take these merges first, in order, as if training had chosen them (merge r creates id
         alphabet_size + r), keeping every pair count: `run` then goes on exactly as a run that
         had learned them itself. A merge whose pair never occurs is kept, with count 0. The veto
-        (given to `run`, later) does not apply: the merges given here are taken as they are."""
+        (given to `run`, later) does not apply: the merges given here are taken as they are. With
+        a mirror the merges must come in partner pairs (as a mirrored run learns them)."""
         pairs = self.pairs
         if self.merges or self.veto is not None or self.alphabet_size + len(merges) >= self.id_bound:
             raise ValueError("replay comes first, with no more merges than the max_vocab the trainer was built for")
+        spellings = self.spellings
+        if spellings is not None:
+            mirror = [int(self.mirror_of[symbol]) for symbol in range(self.alphabet_size)]
+            self.mirror_of = vec[i64](mirror_tokens(mirror, self.alphabet_size, merges))
+            for rank in range(len(merges)):
+                spellings.add(merges[rank][0], merges[rank][1])
         for rank in range(len(merges)):
             left: i64 = merges[rank][0]
             right: i64 = merges[rank][1]
@@ -344,32 +380,76 @@ class Trainer:
             if pairs.count[pair_id] > 0:
                 heap.push(pairs.count[pair_id], self._tie(pair_id), pair_id)
         threshold: i64 = max(min_frequency, 1)
-        for step in range(1, num_merges + 1):
+        learned: i64 = 0
+        reported: i64 = 0
+        while learned < num_merges:
             self.step += 1  # stamps stay unique across replay and run
             best = self._best_pair(heap)
             if best == NO_PAIR or pairs.count[best] < threshold:
                 break
-            heap.pop()
             left = pairs.left[best]
             right = pairs.right[best]
             new_id: i64 = self.alphabet_size + len(self.merges)
-            self.merges.append((left, right))
-            self.merge_counts.append(pairs.count[best])
-            self.token_length = append(self.token_length, self.token_length[left] + self.token_length[right])
+            partner_left, partner_right = self._partner(left, right) if self.mirrored else (left, right)
+            paired = partner_left != left or partner_right != right
+            if paired and learned + 2 > num_merges:
+                break  # room for one merge only: stop, so the vocabulary stays closed under the mirror
+            heap.pop()
             self.touched = vec[i64]()
+            # both merges are listed (and mirrored) first: the veto may ask about the partner's token
+            self._list_merge(left, right, new_id + 1 if paired else new_id)
+            if paired:
+                self._list_merge(partner_left, partner_right, new_id)
+            self.merge_counts.append(pairs.count[best])
             self._merge_all(best, left, right, new_id)
             pairs.count[best] = 0
+            learned += 1
+            if paired:
+                partner = pairs.find(partner_left, partner_right)  # never seen (count 0): no id
+                self.merge_counts.append(pairs.count[partner] if partner >= 0 else 0)
+                if partner >= 0:
+                    self._merge_all(partner, partner_left, partner_right, new_id + 1)
+                    pairs.count[partner] = 0
+                learned += 1
             touched = self.touched
             for index in range(len(touched)):
                 pair_id = touched[index]
                 count = pairs.count[pair_id]
-                if count > 0 and pair_id != best:
+                if count > 0:
                     heap.push(count, self._tie(pair_id), pair_id)
-            if progress is not None and step % PROGRESS_EVERY == 0:
-                progress(step)
+            if progress is not None and learned - reported >= PROGRESS_EVERY:
+                reported = learned
+                progress(learned)
         if progress is not None:
             progress(len(self.merges) - replayed)
         return self.merges
+
+    def _partner(self, left: i64, right: i64) -> tuple[i64, i64]:
+        """The pair to learn right after (left, right): itself when its token is its own mirror
+        image, else the pair spelling that image with the highest count, (mirror[right],
+        mirror[left]) on ties."""
+        spellings = self.spellings
+        assert spellings is not None  # only called with a mirror
+        image = spellings.image(left, right)
+        if image == spellings.spelling[left] + spellings.spelling[right]:
+            return left, right
+        pairs = self.pairs
+        best_left = self.mirror_of[right]
+        best_right = self.mirror_of[left]
+        found = pairs.find(best_left, best_right)
+        best_count: i64 = pairs.count[found] if found >= 0 else 0
+        for candidate_left, candidate_right in spellings.pairs_spelling(image):
+            found = pairs.find(candidate_left, candidate_right)
+            if found >= 0 and pairs.count[found] > best_count:
+                best_left, best_right, best_count = candidate_left, candidate_right, pairs.count[found]
+        return best_left, best_right
+
+    def _list_merge(self, left: i64, right: i64, mirror_id: i64) -> None:
+        self.merges.append((left, right))
+        self.token_length = append(self.token_length, self.token_length[left] + self.token_length[right])
+        if self.spellings is not None:
+            self.mirror_of = append(self.mirror_of, mirror_id)
+            self.spellings.add(left, right)
 
     def token_usage(self) -> list[int]:
         """How often each token id occurs in the weighted chunks now (the sum is the token count:
@@ -405,6 +485,7 @@ def train(
     progress: Callable[[int], None] | None = None,
     symbol_order: list[int] | None = None,
     veto: Callable[[int, int], bool] | None = None,
+    mirror: list[int] | None = None,
 ) -> Trainer:
     """Train and return the finished Trainer (its `merges`, `merge_counts` and `segments()`).
 
@@ -413,7 +494,7 @@ def train(
     [(0, 1)]
     """
     trainer = Trainer(
-        alphabet_size, chunks, weights, alphabet_size + num_merges, max_token_length, tie_break, symbol_order
+        alphabet_size, chunks, weights, alphabet_size + num_merges, max_token_length, tie_break, symbol_order, mirror
     )
     trainer.run(num_merges, min_frequency, progress, veto)
     return trainer

@@ -3,7 +3,9 @@
 Policies (options) decide what happens to lower case (soft-masking), N and the other IUPAC
 ambiguity letters; anything else in a sequence is an error that names the record and position.
 `split` gives what encoding uses; `count` (training) may add windows' overlaps and the reverse
-complement strand. This module does not read files.
+complement strand; with `reverse_complement: symmetric` the pretokenizer also hands training the
+complement as a mirror of the symbols (`symbol_mirror`), so each merge is learned with its reverse
+complement partner. This module does not read files.
 """
 
 import re
@@ -113,7 +115,7 @@ class NucleotidePretokenizer:
         self.overlap = _integer(options, "overlap", 0, 0, (self.max_chunk or 2) - 1) or 0
         if self.overlap and self.max_chunk is None:
             raise BpeError("pretokenizer.overlap needs max_chunk")
-        self.reverse_complement = _choice(self.name, options, "reverse_complement", (False, "augment"))
+        self.reverse_complement = _choice(self.name, options, "reverse_complement", (False, "augment", "symmetric"))
         self.symbol_ids = {letter: index for index, letter in enumerate(self.policy.letters)}
 
     def options(self) -> dict[str, Any]:
@@ -163,12 +165,23 @@ class NucleotidePretokenizer:
 
     def count(self, document: Any) -> dict[str, int]:
         """Chunks for training: windows overlap by `overlap`; with reverse_complement: augment,
-        the other strand is counted too."""
+        the other strand is counted too. With symmetric, each chunk's reverse complement is
+        counted with it (the other strand's windows would be cut elsewhere), so the counts are
+        exactly closed under reverse complement, as the mirrored trainer needs."""
         sequence = self.policy.prepare(document)
         counts = Counter(self._chunks(sequence, self.overlap))
         if self.reverse_complement == "augment":
             counts.update(self._chunks(sequence.translate(COMPLEMENT)[::-1], self.overlap))
+        elif self.reverse_complement == "symmetric":
+            counts.update({chunk.translate(COMPLEMENT)[::-1]: times for chunk, times in counts.items()})
         return dict(counts)
+
+    def symbol_mirror(self) -> list[int] | None:
+        """With reverse_complement: symmetric, each symbol's complement (A-T, C-G, N-N, R-Y, K-M,
+        S-S, W-W, B-V, D-H, in the case it has); otherwise None."""
+        if self.reverse_complement != "symmetric":
+            return None
+        return [self.symbol_ids[letter.translate(COMPLEMENT)] for letter in self.policy.letters]
 
     def symbols(self, chunk: Any) -> list[int]:
         symbol_ids = self.symbol_ids
