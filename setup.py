@@ -18,6 +18,7 @@ from setuptools.errors import CCompilerError, CompileError, ExecError, LinkError
 # the engine, and plugins' kernel modules (never hook implementations)
 COMPILED = sorted(path for path in glob.glob("bpe_core/engine/*.py") if not path.endswith("__init__.py")) + [
     "plugins/bpe_text/scanner.py",
+    "plugins/bpe_text/counting.py",
     "plugins/bpe_midi/smf.py",
 ]
 

@@ -12,9 +12,10 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any
 
 from bpe_core import progress as progress_bars
-from bpe_core.contract import CountsChunks, Normalizer, Pretokenizer, StreamedText
+from bpe_core.contract import CountsChunks, CountsPacked, Normalizer, Pretokenizer, StreamedText
+from bpe_core.engine import ChunkCounts
 from bpe_core.errors import BpeError
-from bpe_core.runners.local import ordered_map
+from bpe_core.runners.local import ordered_map, shared_map
 
 SAMPLE_UNIT = 1 << 10  # characters of text per sampling decision (about a paragraph)
 BATCH_CHARS = 1 << 20  # characters handed to a worker at once
@@ -142,13 +143,54 @@ def count_chunks(
             counts.update(fast.count(piece) if fast is not None else pretokenizer.split(piece))
         return counts, sum(piece_size(piece) for piece in batch)
 
-    stream: Iterator[Any] = pieces(documents, pretokenizer)
-    if sample is not None:
-        stream = sampled(subdivided(stream, pretokenizer, SAMPLE_UNIT), *sample)
-    stream = batched(stream, BATCH_CHARS)
     totals: Counter[Hashable] = Counter()
     with progress_bars.bar(progress, "counting chunks", unit="char", unit_scale=True) as bar:
-        for partial, size in ordered_map(count, stream, workers):
+        for partial, size in ordered_map(count, batches(documents, pretokenizer, sample), workers):
             totals.update(partial)
             bar.update(size)
     return totals
+
+
+def count_packed(
+    documents: Iterable[Any],
+    pretokenizer: Pretokenizer,
+    workers: int | None = None,
+    progress: bool | None = None,
+    prepare: Callable[[Any], Any] | None = None,
+    sample: tuple[float, int] | None = None,
+) -> dict[bytes, int]:
+    """Unique chunks of all documents as packed symbol ids (what a `Counts` holds) with how often
+    each occurs, as `count_chunks` would count them, through a pretokenizer that `CountsPacked`.
+
+    Each batch is counted into a compiled table and travels back as one `bytes`; this process
+    counts batches too (`shared_map`), so `workers` cores take `workers` processes, not one more.
+    """
+    packer = pretokenizer
+    assert isinstance(packer, CountsPacked)
+
+    def count(batch: list[Any]) -> tuple[bytes, int]:
+        counts = ChunkCounts()
+        size = 0
+        for piece in batch:
+            if prepare is not None:
+                piece = prepare(piece)
+            packer.count_packed(piece, counts)
+            size += piece_size(piece)
+        return counts.serialized(), size
+
+    totals = ChunkCounts()
+    with progress_bars.bar(progress, "counting chunks", unit="char", unit_scale=True) as bar:
+        for partial, size in shared_map(count, batches(documents, pretokenizer, sample), workers):
+            totals.add_serialized(partial)
+            bar.update(size)
+    return totals.items()
+
+
+def batches(
+    documents: Iterable[Any], pretokenizer: Pretokenizer, sample: tuple[float, int] | None
+) -> Iterator[list[Any]]:
+    """The documents as the lists of pieces counting hands a worker at once, sampled if asked."""
+    stream: Iterator[Any] = pieces(documents, pretokenizer)
+    if sample is not None:
+        stream = sampled(subdivided(stream, pretokenizer, SAMPLE_UNIT), *sample)
+    return batched(stream, BATCH_CHARS)

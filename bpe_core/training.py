@@ -18,9 +18,17 @@ from functools import partial
 from typing import Any
 
 from bpe_core import progress as progress_bars
-from bpe_core.chunking import count_chunks, normalize, piece_size, pieces
+from bpe_core.chunking import count_chunks, count_packed, normalize, piece_size, pieces
 from bpe_core.config import ComponentConfig, Config, RunnerConfig, load_config, parse_runner
-from bpe_core.contract import MeasuresDocuments, MirrorsSymbols, Normalizer, Pretokenizer, Reader, ReadsRanges
+from bpe_core.contract import (
+    CountsPacked,
+    MeasuresDocuments,
+    MirrorsSymbols,
+    Normalizer,
+    Pretokenizer,
+    Reader,
+    ReadsRanges,
+)
 from bpe_core.counts import (
     Counts,
     check_same_config,
@@ -247,24 +255,25 @@ def count_documents(
     """Count the documents (from plan.reader) into a Counts, in `workers` processes."""
     settings, pretokenizer = plan.settings, plan.pretokenizer
     seed = settings.input.sample.seed if settings.input.sample else 0
-    counted = count_chunks(
-        documents,
-        pretokenizer,
-        workers,
-        progress,
-        prepare=partial(normalize, normalizers=plan.normalizers),
-        sample=None if fraction is None else (fraction, seed),
-    )
-    if not counted and fraction is not None:
+    prepare = partial(normalize, normalizers=plan.normalizers)
+    sample = None if fraction is None else (fraction, seed)
+    chunks: dict[bytes, int]
+    if isinstance(pretokenizer, CountsPacked):  # no Python object per chunk, nor per unique chunk until the end
+        chunks = count_packed(documents, pretokenizer, workers, progress, prepare, sample)
+        counted_any = bool(chunks)
+    else:
+        counted = count_chunks(documents, pretokenizer, workers, progress, prepare, sample)
+        counted_any = bool(counted)
+        width = symbol_width(plan.alphabet_size)
+        symbols = pretokenizer.symbols
+        chunks = {}
+        for chunk, times in counted.items():
+            key = pack(symbols(chunk), width)
+            chunks[key] = chunks.get(key, 0) + times
+    if not counted_any and fraction is not None:
         raise BpeError(
             f"{settings.origin}: input.sample kept nothing of the input (fraction {fraction:.3g}); sample more"
         )
-    width = symbol_width(plan.alphabet_size)
-    symbols = pretokenizer.symbols
-    chunks: dict[bytes, int] = {}
-    for chunk, times in counted.items():
-        key = pack(symbols(chunk), width)
-        chunks[key] = chunks.get(key, 0) + times
     read = input_config(settings)
     inputs = [
         {"path": source.path, "size": source.size, "sha256": source.sha256, "input": read, "sampled_fraction": fraction}

@@ -22,11 +22,13 @@ import bpe_core
 SOURCE_TREE = Path(__file__).resolve().parents[1]
 COMPILED_MODULES = [
     "bpe_core/engine/alphabet",
+    "bpe_core/engine/chunk_counts",
     "bpe_core/engine/encoder",
     "bpe_core/engine/heap",
     "bpe_core/engine/mirror",
     "bpe_core/engine/pairs",
     "bpe_core/engine/trainer",
+    "bpe_text/counting",
     "bpe_text/scanner",
     "bpe_midi/smf",
 ]

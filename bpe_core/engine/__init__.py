@@ -7,11 +7,12 @@ trainer and the encoder, and why they are written for mypyc.
 import sys
 
 from bpe_core.engine.alphabet import Alphabet
+from bpe_core.engine.chunk_counts import ChunkCounts
 from bpe_core.engine.encoder import Decoder, Encoder
 from bpe_core.engine.mirror import mirror_tokens
 from bpe_core.engine.trainer import TIE_HF, TIE_LARGEST, TIE_RULES, TIE_SMALLEST, Trainer, train
 
-ENGINE_MODULES = ("alphabet", "encoder", "heap", "mirror", "pairs", "trainer")
+ENGINE_MODULES = ("alphabet", "chunk_counts", "encoder", "heap", "mirror", "pairs", "trainer")
 
 
 def is_compiled() -> bool:
@@ -21,6 +22,7 @@ def is_compiled() -> bool:
 
 __all__ = [
     "Alphabet",
+    "ChunkCounts",
     "Decoder",
     "Encoder",
     "TIE_HF",

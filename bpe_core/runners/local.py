@@ -78,6 +78,47 @@ def _result(future: "Future[Result]") -> Result:
         raise MemoryError("a worker process died (out of memory, or killed)") from None
 
 
+def shared_map(function: Callable[[Any], Result], items: Iterable[Any], workers: int | None = None) -> Iterator[Result]:
+    """Yield function(item) for each item, in no set order, computed here and in `workers - 1`
+    forked processes: this process takes an item itself whenever those have enough queued.
+
+    For work whose results add up in any order (counting). Fewer processes than `ordered_map`
+    for the same cores, so less memory: a forked process's resident size starts at its
+    parent's. The first item is computed here before anything is forked, so what `function`
+    builds on first use is inherited, and a single item forks nothing.
+    """
+    global _worker_function
+    workers = workers or default_workers()
+    iterator = iter(items)
+    for item in itertools.islice(iterator, 1):
+        yield function(item)
+    head = list(itertools.islice(iterator, 1))
+    if workers <= 1 or not head or "fork" not in multiprocessing.get_all_start_methods():
+        for item in itertools.chain(head, iterator):
+            yield function(item)
+        return
+    if _worker_function is not None:
+        raise RuntimeError("shared_map does not nest")
+    _worker_function = function
+    pool = ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork"))
+    finished = False
+    try:
+        pending: deque[Future[Result]] = deque()
+        for item in itertools.chain(head, iterator):
+            if len(pending) < 2 * (workers - 1):
+                pending.append(pool.submit(_call, item))
+            else:
+                yield function(item)
+            while pending and pending[0].done():
+                yield _result(pending.popleft())
+        while pending:
+            yield _result(pending.popleft())
+        finished = True
+    finally:
+        _worker_function = None
+        pool.shutdown(wait=finished, cancel_futures=True)
+
+
 _pool_function: Callable[[Any], Any] | None = None
 
 

@@ -3,6 +3,8 @@ so that a scanner and the pattern agree on every code point (including unassigne
 surrogates). Built once per process, in about a tenth of a second.
 """
 
+import sys
+from array import array
 from functools import cache
 
 import regex
@@ -19,10 +21,16 @@ CLASSES = (
 CONTRACTION_LETTERS = "sdmtlvre"
 
 
+def every_code_point() -> str:
+    """Every code point in order, lone surrogates included (decoding is ten times faster than
+    joining 1.1 million `chr`s). Not cached: 4.4 MB nobody needs once the tables are built."""
+    return array("I", range(0x110000)).tobytes().decode(f"utf-32-{sys.byteorder[0]}e", "surrogatepass")
+
+
 @cache
 def class_table() -> bytes:
     """One byte per code point (0..0x10FFFF) with the class bits set."""
-    every = "".join(map(chr, range(0x110000)))
+    every = every_code_point()
     combined = 0
     for bit, pattern in CLASSES:
         marks = bytearray(0x110000)
@@ -36,7 +44,7 @@ def class_table() -> bytes:
 @cache
 def case_folds() -> dict[int, int]:
     """Code point -> the contraction letter it matches under (?i), as `regex` decides."""
-    every = "".join(map(chr, range(0x110000)))
+    every = every_code_point()
     folds: dict[int, int] = {}
     for letter in CONTRACTION_LETTERS:
         for match in regex.finditer(f"(?i:{letter})", every):

@@ -12,8 +12,11 @@ from typing import Any
 import regex
 
 from bpe_core.contract import check_options
+from bpe_core.engine import ChunkCounts
+from bpe_core.engine.chunk_counts import PADDING
 from bpe_core.errors import BpeError
 from bpe_text.classes import case_folds, class_table
+from bpe_text.counting import count_text
 from bpe_text.scanner import CL100K, GPT2, O200K, Scanner
 
 PATTERNS: dict[str, str] = {
@@ -88,6 +91,13 @@ class ByteLevel:
     def symbols(self, chunk: Hashable) -> list[int]:
         assert isinstance(chunk, str)
         return list(chunk.encode("utf-8", "surrogatepass"))
+
+
+def count_split(chunks: list[str], counts: ChunkCounts) -> None:
+    """Add chunks to `counts` as their UTF-8 bytes (the packed symbols of a byte-level chunk)."""
+    for chunk in chunks:
+        data = chunk.encode("utf-8", "surrogatepass")
+        counts.add(data + PADDING, 0, len(data), 1)
 
 
 class RegexPretokenizer(ByteLevel):
@@ -209,6 +219,15 @@ class RegexPretokenizer(ByteLevel):
         scanner.count(document, counts)
         return counts
 
+    def count_packed(self, document: str, counts: ChunkCounts) -> None:
+        """Add the document's chunks to `counts` as their UTF-8 bytes (compiled for the built-in
+        patterns: no string per chunk)."""
+        scanner = self.scanner
+        if scanner is not None:
+            count_text(scanner, document, counts)
+        else:
+            count_split(self.split(document), counts)
+
     def safe_cut(self, text: str) -> int:
         if not self.builtin:
             return 0
@@ -237,6 +256,9 @@ class WhitespacePretokenizer(ByteLevel):
     def split(self, document: Any) -> list[str]:
         words: list[str] = document.split()
         return words
+
+    def count_packed(self, document: str, counts: ChunkCounts) -> None:
+        count_split(self.split(document), counts)
 
     def safe_cut(self, text: str) -> int:
         for index in range(len(text) - 1, -1, -1):
