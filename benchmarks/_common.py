@@ -6,14 +6,19 @@ Every measurement runs in a fresh interpreter: the script re-invokes itself as
 The parent polls the child's process tree with psutil every ~10 ms and keeps the largest sum of
 RSS over the child and all its descendants (forked workers included).
 
-This module does not know any tool or data set (only the split patterns OpenAI publishes, which
-the scripts feed to the peers), and it asserts nothing about timings.
+It knows one data set: the Python docs of the shared data, split once into a part to train on
+and a part held back (`training_docs`, `held_back_docs`), so every script measures encoding on
+text its vocabulary never saw. Otherwise it knows no tool or data set (only the split patterns
+OpenAI publishes, which the scripts feed to the peers), and it asserts nothing about timings.
 """
 
+import functools
+import gzip
 import json
 import math
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -48,6 +53,13 @@ IMPORT_RETRY_SECONDS = 5.0
 # pattern read from bpe-core's plugins, so a change there cannot move the peers along with us.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""  # noqa: E501 (as published)
+
+# The Python 3.11 docs (the reStructuredText sources, file after file) and the share held back.
+DOCS_CORPUS = REPO_ROOT.parent / "shared" / "data" / "text" / "python-3.11-docs.txt.gz"
+HELD_BACK_SHARE = 0.2
+# A document's title in the Python docs: a line of stars above and below it (reST "chapter"
+# level: each source file has one), with the reference label just before it that belongs to it.
+DOCUMENT_TITLE = re.compile(r"^(?:\.\. _[^\n]+:\n\n)?(\*{3,})\n[^\n]+\n\1\n", re.MULTILINE)
 
 ChildTask = Callable[[list[str]], dict[str, Any]]
 Key = TypeVar("Key")
@@ -93,6 +105,30 @@ class ChildJob:
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     timeout_seconds: float | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# data
+
+
+@functools.cache
+def _docs_parts() -> tuple[str, str]:
+    text = gzip.open(DOCS_CORPUS, "rt", encoding="utf-8", newline="").read()
+    title = DOCUMENT_TITLE.search(text, int(len(text) * (1 - HELD_BACK_SHARE)))
+    if title is None:
+        raise SystemExit(f"{shown_path(DOCS_CORPUS)}: no document title after {1 - HELD_BACK_SHARE:.0%} of the text")
+    return text[: title.start()], text[title.start() :]
+
+
+def training_docs() -> str:
+    """The Python docs up to the first document that starts after 80% of the text: train on this."""
+    return _docs_parts()[0]
+
+
+def held_back_docs() -> str:
+    """The rest of the Python docs (about 20%, whole documents from "Curses Programming with
+    Python" on): never trained on, encode this. `training_docs() + held_back_docs()` is the corpus."""
+    return _docs_parts()[1]
 
 
 # ---------------------------------------------------------------------------------------------
