@@ -10,8 +10,8 @@ out, so encoding benchmarks still meet text never trained on), followed by the p
 The packages are fetched with `apt-get download` and unpacked with `dpkg -x` into a temporary
 folder; HTML is reduced to its text with `html.parser` (scripts and styles dropped, a newline at
 each block element), other files are taken as they are, files in sorted order, one after the
-other. The result is kept in `benchmarks/out/` (ignored by git) with the package versions beside
-it, and rebuilt only when missing. Building takes about a minute. Without apt-get (not Debian),
+other. The result is kept, with the package versions beside it, in a folder of the temporary
+directory, and rebuilt only when missing (about a minute). Without apt-get (not Debian),
 `large_corpus` says so and returns None, and the scripts leave the large rows out.
 """
 
@@ -23,9 +23,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from _common import REPO_ROOT, shown_path, training_docs
+from _common import training_docs
 
-OUT_DIR = REPO_ROOT / "benchmarks" / "out"
+# outside the repository: a 53 MB file has no place in a source copy (tests/test_packaging.py copies the tree)
+OUT_DIR = Path(tempfile.gettempdir()) / "bpe-core-bench-corpus"
 CORPUS_PATH = OUT_DIR / "large-training-corpus.txt"
 VERSIONS_PATH = OUT_DIR / "large-training-corpus.json"
 # (package, folder inside it, file suffixes taken)
@@ -83,7 +84,7 @@ def large_corpus() -> Path | None:
     if shutil.which("apt-get") is None or shutil.which("dpkg") is None:
         print("no apt-get/dpkg here: the large training corpus (Debian documentation packages) is left out")
         return None
-    print(f"building the large training corpus in {shown_path(CORPUS_PATH)} (once; about a minute)", flush=True)
+    print("building the large training corpus (once, in the temporary directory; about a minute)", flush=True)
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     versions: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="bpe-bench-corpus-") as temporary:

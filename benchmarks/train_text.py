@@ -9,10 +9,11 @@ the same vocabulary size. Each run is a fresh interpreter; the child times the w
 the file to the last merge (not start-up or imports); the parent samples the RSS of the child's
 whole process tree every ~10 ms.
 
-bpe-core reads the file itself (`bpe_core.train(config, [path])`). The peers get the text as a
-list of pieces of about 256 KB cut where no chunk can change (before a letter that follows a
-newline that follows a non-space), so those that parallelize across documents (rustbpe,
-fast-bpe-rs, Hugging Face) can use both cores; reading the file is timed, cutting it is not.
+bpe-core and Hugging Face read the file themselves (`bpe_core.train(config, [path])`,
+`tokenizer.train([path])`: both stream it). rustbpe, fast-bpe-rs and bpeasy take strings: they
+get the text as a list of pieces of about 256 KB cut where no chunk can change (before a letter
+that follows a newline that follows a non-space), so those that parallelize across documents can
+use both cores; reading the file is timed, cutting it is not.
 Each child returns a digest of its learned tokens in rank order, so the table says whose merges
 equal bpe-core's.
 
@@ -133,8 +134,9 @@ def train_with_hf_tokenizers(args: list[str]) -> dict[str, Any]:
     path, vocab_size = args[0], int(args[1])
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
-    pieces, reading = timed_pieces(path)
-    cut_at = time.perf_counter()
+    # Hugging Face reads the file itself (its least memory: it streams lines), so its chunks differ
+    # a little: no whitespace run spans a line end
+    started = time.perf_counter()
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
         [
@@ -145,8 +147,8 @@ def train_with_hf_tokenizers(args: list[str]) -> dict[str, Any]:
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
     )
-    tokenizer.train_from_iterator(pieces, trainer)
-    seconds = reading + time.perf_counter() - cut_at
+    tokenizer.train([path], trainer)
+    seconds = time.perf_counter() - started
     decoder = byte_level_decoder()
     vocab = tokenizer.get_vocab()
     ordered = sorted((token_id, label) for label, token_id in vocab.items() if token_id >= 256)
@@ -213,8 +215,8 @@ def prepare_corpus(work_dir: Path) -> tuple[dict[str, Path], str]:
     if large is not None:
         versions = ", ".join(f"{name} {version}" for name, version in sorted(_corpus.corpus_versions().items()))
         described = (
-            f"`{_common.shown_path(large)}` (built by `benchmarks/_corpus.py`): the training part of the Python "
-            f"3.11 docs, then the text of the Debian packages {versions}"
+            f"{large.stat().st_size / 10**6:.1f} MB built by `benchmarks/_corpus.py`: the training part of the "
+            f"Python 3.11 docs, then the text of the Debian packages {versions}"
         )
         data = large.read_bytes()
     else:
@@ -393,10 +395,11 @@ def main() -> None:
         f"Corpus: {described}. Prefixes cut at a newline. GPT-2 split pattern, byte-level, no special tokens.",
         "bpe-core: `bpe_core.train(config, [path], progress=False)` with the `text` reader and `gpt2` "
         "pretokenizer, workers = all cores (this process counts beside one forked worker on 2 cores). "
-        "Peers get the text as pieces of about 256 KB cut before a letter that follows a newline that follows a "
+        "HF: `tokenizer.train([path], BpeTrainer(...))` with a GPT-2 `Split` then `ByteLevel(use_regex=False)`; "
+        "it reads the file line by line, so a whitespace run across a line end is split there. The others get "
+        "the text as pieces of about 256 KB cut before a letter that follows a newline that follows a "
         "non-space (no GPT-2 chunk spans such a place): rustbpe `train_from_iterator(iter(pieces), vocab, "
-        "pattern=GPT2)`; HF `train_from_iterator(pieces, BpeTrainer(...))` with a GPT-2 `Split` then "
-        "`ByteLevel(use_regex=False)`; fast-bpe-rs `BPE(GPT2).train(vocab, pieces)`; bpeasy "
+        "pattern=GPT2)`; fast-bpe-rs `BPE(GPT2).train(vocab, pieces)`; bpeasy "
         f"`train_bpe(iter(pieces), GPT2, {BPEASY_MAX_TOKEN_LENGTH}, vocab)` (its longest-token limit set beyond "
         "any token learned here). The peers' time includes reading the file, not cutting it; their peak "
         "memory includes the pieces, which bpe-core never holds (it streams the file).",
@@ -407,8 +410,9 @@ def main() -> None:
         "highest of the runs; forked workers share copy-on-write pages with their parent, so the sum counts "
         "shared pages more than once. Peak MB (main process): the child's own `ru_maxrss`, workers excluded.",
         "Merges as bpe-core's: the learned tokens, in rank order, equal bpe-core's (a digest of each tool's). "
-        "bpe-core's tie-break `smallest` is rustbpe's; Hugging Face, fast-bpe-rs and bpeasy break ties between "
-        "pairs of equal count their own ways, so their lists diverge at the first tie (tests/test_text_pipeline.py "
+        "bpe-core's tie-break `smallest` is rustbpe's; fast-bpe-rs and bpeasy break ties between pairs of equal "
+        "count their own ways, so their lists diverge at the first tie, and Hugging Face counts slightly other "
+        "chunks (above) and breaks ties its own way (tests/test_text_pipeline.py "
         "checks bpe-core against rustbpe, and `tie_break: hf` against Hugging Face).",
         "Counting: time inside bpe-core's `count_packed` (reading, cutting and counting unique chunks into "
         "compiled tables); rest: unpacking the unique chunks, building the trainer and merging.",
