@@ -410,9 +410,10 @@ def main() -> None:
         "highest of the runs; forked workers share copy-on-write pages with their parent, so the sum counts "
         "shared pages more than once. Peak MB (main process): the child's own `ru_maxrss`, workers excluded.",
         "Merges as bpe-core's: the learned tokens, in rank order, equal bpe-core's (a digest of each tool's). "
-        "bpe-core's tie-break `smallest` is rustbpe's; fast-bpe-rs and bpeasy break ties between pairs of equal "
-        "count their own ways, so their lists diverge at the first tie, and Hugging Face counts slightly other "
-        "chunks (above) and breaks ties its own way (tests/test_text_pipeline.py "
+        "rustbpe and bpeasy break ties as bpe-core's `smallest` does (highest count, then the smallest pair); "
+        "Hugging Face counts slightly other chunks (above) and breaks ties its own way; fast-bpe-rs's list differs "
+        "from its first merges on (not investigated: its tie-break, or its split of whitespace) "
+        "(tests/test_text_pipeline.py "
         "checks bpe-core against rustbpe, and `tie_break: hf` against Hugging Face).",
         "Counting: time inside bpe-core's `count_packed` (reading, cutting and counting unique chunks into "
         "compiled tables); rest: unpacking the unique chunks, building the trainer and merging.",
