@@ -412,7 +412,7 @@ def main() -> None:
         "Merges as bpe-core's: the learned tokens, in rank order, equal bpe-core's (a digest of each tool's). "
         "rustbpe and bpeasy break ties as bpe-core's `smallest` does (highest count, then the smallest pair); "
         "Hugging Face counts slightly other chunks (above) and breaks ties its own way; fast-bpe-rs's list differs "
-        "from its first merges on (not investigated: its tie-break, or its split of whitespace) "
+        "from the third merge on, at 2 MB (not investigated: its tie-break, or its split of whitespace) "
         "(tests/test_text_pipeline.py "
         "checks bpe-core against rustbpe, and `tie_break: hf` against Hugging Face).",
         "Counting: time inside bpe-core's `count_packed` (reading, cutting and counting unique chunks into "
