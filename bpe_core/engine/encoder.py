@@ -1,9 +1,11 @@
 """Rank-ordered BPE encoding of one chunk of symbol ids, and decoding back to base symbols.
 
 Short chunks use the quadratic scan tiktoken uses (cheapest for a word); long chunks a linked list
-with a heap of (rank, position), O(n log n). Both merge the lowest-ranked pair first and the
-leftmost occurrence on ties, which reproduces training exactly. A bounded cache maps repeated
-chunks (any hashable the caller chooses, such as the chunk's text) to their ids.
+with a heap of (rank, position), O(n log n); very long ones (a genome) `long_encoder`, which costs
+the merges it makes. All merge the lowest-ranked pair first and the leftmost occurrence on ties,
+which reproduces training exactly (`mirror_overlaps` opts into mirrored encoding instead). A
+bounded cache maps repeated chunks (any hashable the caller chooses, such as the chunk's text) to
+their ids.
 
 This module does not split documents into chunks or map chunks to symbols.
 """
@@ -12,16 +14,12 @@ import heapq
 from random import Random
 from typing import Final
 
-from bpe_core.engine.trainer import Trainer
+from bpe_core.engine.long_encoder import LongEncoder, mirror_pairs
 
 NO_RANK: Final = 1 << 60
 LONG_CHUNK: Final = 96
 SWEEP_CHUNK: Final = 4096
 DEFAULT_CACHE_SIZE: Final = 1 << 18
-
-
-def _by_rank(item: tuple[int, int]) -> int:
-    return item[1]
 
 
 class Encoder:
@@ -35,10 +33,13 @@ class Encoder:
     id_bound: int
     merge_rank: dict[int, int]
     merge_result: list[int]
+    merge_pairs: list[tuple[int, int]]
     token_count: int
     cache: dict[object, list[int]]
     cache_size: int
     output_ids: list[int]
+    long_encoder: LongEncoder | None
+    mirrored: list[int]
 
     def __init__(
         self,
@@ -55,10 +56,13 @@ class Encoder:
         self.id_bound = alphabet_size + max(len(merges), capacity) + 1
         self.merge_rank = {}
         self.merge_result = []
+        self.merge_pairs = []
         self.token_count = 0
         self.cache = {}
         self.cache_size = cache_size
         self.output_ids = []
+        self.long_encoder = None
+        self.mirrored = []
         for rank in range(len(merges)):
             self.add_merge(merges[rank][0], merges[rank][1], -1 if results is None else results[rank])
 
@@ -66,6 +70,8 @@ class Encoder:
         """Append a merge (lowest priority so far); returns the id it creates (`result`, if it
         names an existing token, else the next new id)."""
         rank = len(self.merge_result)
+        if self.mirrored:
+            raise ValueError("merges cannot be added to a mirrored encoder")
         bound = self.alphabet_size + self.token_count
         if left < 0 or right < 0 or left >= bound or right >= bound:
             raise ValueError(f"merge {rank} ({left}, {right}) uses an id that does not exist yet")
@@ -80,7 +86,9 @@ class Encoder:
         if key not in self.merge_rank:
             self.merge_rank[key] = rank
         self.merge_result.append(result)
+        self.merge_pairs.append((left, right))
         self.cache.clear()
+        self.long_encoder = None
         return result
 
     def rank_of(self, left: int, right: int) -> int:
@@ -88,8 +96,8 @@ class Encoder:
 
     def encode_symbols(self, symbols: list[int]) -> list[int]:
         """Token ids for one chunk given as base symbol ids."""
-        if len(symbols) >= SWEEP_CHUNK and self._fresh_results():
-            return self._encode_sweep(symbols)
+        if self.mirrored or (len(symbols) >= SWEEP_CHUNK and self._fresh_results()):
+            return self._long_encoder().encode(symbols)
         if len(symbols) >= LONG_CHUNK:
             return self._encode_long(symbols)
         return self._encode_short(symbols)
@@ -98,17 +106,31 @@ class Encoder:
         """Whether every merge creates a new id (then rank order equals merge order)."""
         return self.token_count == len(self.merge_result)
 
-    def _encode_sweep(self, symbols: list[int]) -> list[int]:
-        """A very long chunk: apply the merges in rank order over linked positions, as training
-        does, instead of a heap over the whole chunk."""
-        merges: list[tuple[int, int]] = []
-        for key, _ in sorted(self.merge_rank.items(), key=_by_rank):
-            merges.append((key // self.id_bound, key % self.id_bound))
-        if len(merges) != len(self.merge_result):
-            return self._encode_long(symbols)  # a pair merged twice: keep the heap's semantics
-        trainer = Trainer(self.alphabet_size, [symbols], [1], self.alphabet_size + len(merges))
-        trainer.apply(merges)
-        return trainer.segments()[0]
+    def _long_encoder(self) -> LongEncoder:
+        """The whole-chunk encoder, built on first use (and after merges were added)."""
+        encoder = self.long_encoder
+        if encoder is None:
+            merges = self.merge_pairs
+            encoder = self.long_encoder = LongEncoder(self.alphabet_size, merges)
+            if self.mirrored:
+                pairs = [(self.mirrored[right], self.mirrored[left]) for left, right in merges]
+                ranks = mirror_pairs(self.alphabet_size, merges, self.mirrored)
+                encoder.set_from_right(ranks, [pairs[rank - 1] for rank in ranks])
+        return encoder
+
+    def mirror_overlaps(self, token_mirror: list[int]) -> None:
+        """Mirrored encoding (opt-in; Hugging Face and tiktoken have no such rule): for merges in
+        mirror-partner order, `token_mirror` the mirror on every token id (`mirror_tokens`), each
+        second partner is applied as the mirror image of the first and resolves a run of
+        overlapping occurrences from the right, so a chunk's mirror image (reversed, each symbol
+        mirrored) tokenizes as the mirror image of its tokenization, except where partners'
+        occurrences overlap or a self-mirrored merge overlaps itself. Every chunk then goes
+        through the whole-chunk encoder."""
+        if not self._fresh_results() or len(token_mirror) != self.alphabet_size + len(self.merge_result):
+            raise ValueError("mirrored encoding needs merges that each create a new id, and a mirror on every token")
+        self.mirrored = list(token_mirror)
+        self.long_encoder = None
+        self.cache.clear()
 
     def _encode_short(self, symbols: list[int]) -> list[int]:
         parts = list(symbols)
