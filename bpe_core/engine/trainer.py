@@ -1,13 +1,11 @@
 """BPE training over weighted unique chunks of abstract symbol ids.
 
-All chunks live in one flat, doubly linked array of positions, so a merge rewrites only the
-positions it touches: a 10 Mbp chunk costs no more per merge than 10 M short ones with the same
-occurrences. Each position knows the id of the pair that starts there (`pair_at`), which makes
-removing a neighbouring pair an array lookup; only the two pairs a merge creates need a hash
-lookup, in an integer table (`pairs.py`). Everything per position and per pair is an unboxed
-vec, so the merge loop is integer arithmetic and array indexing once compiled. Per position the
-vecs are 32-bit (a genome is most of the memory): at most MAX_POSITIONS symbols in all chunks,
-and the weight is kept per position only when chunks' weights differ.
+All chunks live in one flat, linked array of positions (backward links found through `_before`),
+so a merge rewrites only the positions it touches: a 10 Mbp chunk costs no more per merge than 10 M
+short ones. Each position knows the id of the pair that starts there (`pair_at`): removing a
+neighbouring pair is an array lookup, only the two pairs a merge creates need a lookup in an
+integer hash table (`pairs.py`). All in unboxed vecs (per position 32-bit: a genome is most of the
+memory, at most MAX_POSITIONS symbols), so the compiled merge loop is integer arithmetic.
 
 Occurrences of a pair (a, a) can overlap (`aaa`); they are merged left to right from the start
 of each run of a, as the reference trainer does.
@@ -62,12 +60,10 @@ class Trainer:
     max_token_length: i64
     tie_break: i64
     tie_rank: vec[i64]
-    # per position (all chunks concatenated), 32-bit: the bulk of the memory for a genome
+    # per position (all chunks concatenated); the weight only when chunks' weights differ
     sym: vec[i32]
     nxt: vec[i32]
-    prv: vec[i32]
     pair_at: vec[i32]
-    # one weight for all chunks when they have the same (a genome, one chunk), else per position
     uniform_weight: i64
     weight_at: vec[i64]
     chunk_starts: vec[i64]
@@ -120,7 +116,6 @@ class Trainer:
             self.tie_rank[order[position]] = position
         self.sym = vec[i32]()
         self.nxt = vec[i32]()
-        self.prv = vec[i32]()
         self.pair_at = vec[i32]()
         self.uniform_weight = -1
         self.weight_at = vec[i64]()
@@ -143,11 +138,8 @@ class Trainer:
         self._link(chunks, weights)
 
     def _link(self, chunks: Sequence[Sequence[int]], weights: list[int]) -> None:
-        alphabet_size = self.alphabet_size
-        pair_total: int = 0
-        position_total: int = 0
-        for chunk_index in range(len(chunks)):
-            position_total += len(chunks[chunk_index])
+        alphabet_size, pair_total = self.alphabet_size, 0
+        position_total = sum([len(chunk) for chunk in chunks])
         if position_total > MAX_POSITIONS:
             raise ValueError(f"the chunks hold {position_total} symbols, more than the {MAX_POSITIONS} a trainer takes")
         # only chunks with a pair need a weight per position: a genome's N-split stretches of one base do not
@@ -176,13 +168,11 @@ class Trainer:
                     )
                 position = start + offset
                 self.sym = append(self.sym, i32(symbol))
-                self.prv = append(self.prv, i32(position - 1) if offset > 0 else i32(DEAD))
                 self.nxt = append(self.nxt, i32(position + 1) if offset + 1 < size else i32(DEAD))
                 if not uniform:
                     self.weight_at = append(self.weight_at, weight)
                 self.pair_at = append(self.pair_at, i32(NO_PAIR))
-            # weight 0 chunks get no count but are still rewritten, so segments() covers them
-            for offset in range(size - 1):
+            for offset in range(size - 1):  # weight 0 chunks: no count, still rewritten (segments() covers them)
                 position = start + offset
                 pair_id = self._pair_for(i64(self.sym[position]), i64(self.sym[position + 1]))
                 self.pair_at[position] = i32(pair_id)
@@ -272,7 +262,7 @@ class Trainer:
         pair_at = self.pair_at
         weight = self.uniform_weight if self.uniform_weight >= 0 else self.weight_at[position]
         second = i64(nxt[position])
-        before = i64(self.prv[position])
+        before = self._before(position)
         after = i64(nxt[second])
         if before != DEAD:
             old = i64(pair_at[before])
@@ -292,14 +282,24 @@ class Trainer:
             if created != NO_PAIR:
                 self._change(created, weight)
                 self.pairs.add_occurrence(created, position)
-            self.prv[after] = i32(position)
         else:
             pair_at[position] = i32(NO_PAIR)
         self.pairs.count[merged] -= weight
+        end = second + self.token_length[i64(sym[second])] - 1  # the merged token's last slot
         sym[position] = i32(new_id)
         nxt[position] = i32(after)
+        nxt[end] = i32(position)
         sym[second] = i32(DEAD)
         pair_at[second] = i32(NO_PAIR)
+
+    def _before(self, position: i64) -> i64:
+        """The token before `position`'s in its chunk, or DEAD: the slot before a token is the previous
+        token's last, which (if not its first, so dead) keeps that token's start in `nxt`."""
+        last = position - 1
+        if last < 0:
+            return DEAD
+        start = last if self.sym[last] != DEAD else i64(self.nxt[last])
+        return start if i64(self.nxt[start]) == position else DEAD
 
     def _best_pair(self, heap: PairHeap) -> i64:
         counts = self.pairs.count
@@ -314,7 +314,6 @@ class Trainer:
         """Merge every live occurrence of pair `best` = (left, right) into new_id."""
         pairs = self.pairs
         pair_at = self.pair_at
-        prv = self.prv
         nxt = self.nxt
         node = pairs.head[best]
         pairs.head[best] = END
@@ -329,8 +328,10 @@ class Trainer:
                 self._merge_at(position, new_id, best)
                 continue
             # overlapping occurrences: merge the whole run of `left` from its start
-            while prv[position] != DEAD and i64(pair_at[i64(prv[position])]) == best:
-                position = i64(prv[position])
+            before = self._before(position)
+            while before != DEAD and i64(pair_at[before]) == best:
+                position = before
+                before = self._before(position)
             while position != DEAD and i64(pair_at[position]) == best:
                 self._merge_at(position, new_id, best)
                 position = i64(nxt[position])
