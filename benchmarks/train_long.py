@@ -250,8 +250,9 @@ def growth_exponent(points: list[tuple[float, float]]) -> float:
     return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / spread if spread else float("nan")
 
 
-def scale(sizes_mbp: list[float], repeats: int, script: Path, with_hf: bool) -> None:
-    """The whole training path on one long sequence per size: bytes/bp at peak, seconds, exponent."""
+def scale(sizes_mbp: list[float], repeats: int, script: Path, hf_up_to_mbp: float) -> None:
+    """The whole training path on one long sequence per size: bytes/bp at peak, seconds, exponent;
+    Hugging Face on the sizes up to `hf_up_to_mbp`."""
     started = time.perf_counter()
     load_at_start = _common.load_average()
     sizes = [int(size * 1e6) if size != DEFAULT_SIZES_MBP[0] else len(read_genome(GENOME)) for size in sizes_mbp]
@@ -262,10 +263,11 @@ def scale(sizes_mbp: list[float], repeats: int, script: Path, with_hf: bool) -> 
             path = work_dir / f"long_{size}.fa"
             write_long_fasta(path, size)
             jobs[f"bpe-core {size}"] = ChildJob("long-bpe-core", (str(path),))
-            if with_hf:
+            if size <= hf_up_to_mbp * 1e6:
                 jobs[f"hf-tokenizers {size}"] = ChildJob("long-hf-tokenizers", (str(path),))
         print(f"one long sequence, whole training path, sizes {', '.join(f'{size:,}' for size in sizes)} bp")
         results = _common.run_interleaved(script, jobs, repeats, work_dir)
+    with_hf = any(key.startswith("hf-tokenizers") for key in results)
     rows = []
     points = []
     for size in sizes:
@@ -274,7 +276,7 @@ def scale(sizes_mbp: list[float], repeats: int, script: Path, with_hf: bool) -> 
         points.append((float(size), ours.seconds()))
         row = [f"{size / 1e6:.2f}", f"{ours.seconds():.2f}", f"{ours.peak_tree_mb:.0f}", f"{per_bp:.1f}"]
         row.append(str(ours.best["merges"]))
-        if with_hf:
+        if f"hf-tokenizers {size}" in results:
             hf = results[f"hf-tokenizers {size}"]
             row += [
                 f"{hf.seconds():.2f}",
@@ -282,6 +284,8 @@ def scale(sizes_mbp: list[float], repeats: int, script: Path, with_hf: bool) -> 
                 f"{hf.peak_tree_mb * _common.MEGABYTE / size:.1f}",
                 f"{ratio(hf.seconds(), ours.seconds()):.2f}",
             ]
+        elif with_hf:
+            row += ["not run"] * 4
         rows.append(row)
     headers = ["Mbp", "bpe-core s", "bpe-core peak MB", "bpe-core bytes/bp", "merges"]
     if with_hf:
@@ -313,7 +317,7 @@ def scale(sizes_mbp: list[float], repeats: int, script: Path, with_hf: bool) -> 
     _common.publish_report(
         SCALE_HEADING,
         command=f".venv/bin/python benchmarks/train_long.py --scale-only --repeats {repeats} "
-        f"--sizes {','.join(f'{size:g}' for size in sizes_mbp)}",
+        f"--sizes {','.join(f'{size:g}' for size in sizes_mbp)} --hf-up-to {hf_up_to_mbp:g}",
         started=started,
         load_at_start=load_at_start,
         bpe_core_result=first.best,
@@ -333,10 +337,12 @@ def main() -> None:
         help="comma-separated lengths in Mbp for the scale section (4.6 means E. coli exactly)",
     )
     parser.add_argument("--scale-only", action="store_true", help="only the scale section")
-    parser.add_argument("--no-hf", action="store_true", help="scale section without Hugging Face")
+    parser.add_argument(
+        "--hf-up-to", type=float, default=60.0, help="Hugging Face only on sizes up to this many Mbp (0: none)"
+    )
     options = parser.parse_args()
     script = Path(__file__).resolve()
-    scale([float(size) for size in options.sizes.split(",")], options.repeats, script, not options.no_hf)
+    scale([float(size) for size in options.sizes.split(",")], options.repeats, script, options.hf_up_to)
     if options.scale_only:
         return
     started = time.perf_counter()
