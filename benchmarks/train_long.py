@@ -12,12 +12,24 @@ and training (imports excluded), and separately the training call alone; the par
 RSS of the child's process tree every ~10 ms. Prints the tables and writes them to the "Long
 sequences" section of docs/benchmarks.md. It asserts nothing about timings.
 
-    .venv/bin/python benchmarks/train_long.py [--repeats N]
+Scale (its own section): the whole training path (`bpe_core.train` with a FASTA config:
+reader, dna-nucleotides, counting, trainer) on ONE sequence of 4.6, 20 and 60 Mbp by default
+(`--sizes` in Mbp), reporting peak bytes per base pair of the training process's RSS (the
+sequence as read included) and seconds, the growth exponent of time (least-squares slope of
+log t over log n) and the largest size whose measured bytes/bp fit in 20 GB, with the command
+that runs it. The sequences are built from the shipped genomes, deterministically: E. coli,
+then phage lambda, then the chr17 part (upper-cased, N dropped), then copies of E. coli, each
+rotated by a random offset and with 1% of its bases substituted at random (random.Random(15)),
+until the length is reached; so no stretch is an exact repeat of another. Hugging Face trains
+on the same sequence in 10 kb lines in the same run.
+
+    .venv/bin/python benchmarks/train_long.py [--repeats N] [--sizes 4.6,20,60] [--scale-only]
 """
 
 import argparse
 import gzip
 import math
+import random
 import tempfile
 import time
 from pathlib import Path
@@ -38,6 +50,14 @@ HF_LINE_LENGTH = 10_000
 PURE_CHECK_BASE_PAIRS = 1_000_000
 TANDEM_TIMEOUT_SECONDS = 300.0
 SECTION_HEADING = "## Long sequences (benchmarks/train_long.py)"
+SCALE_HEADING = "## One long sequence at scale: memory and time (benchmarks/train_long.py)"
+LAMBDA = Path("/work/shared/data/dna/lambda_phage.fa.gz")
+CHR17_PART = Path("/work/shared/data/dna/human_chr17_part_softmasked.fa.gz")
+DEFAULT_SIZES_MBP = (4.6, 20.0, 60.0)
+MUTATION_SEED = 15
+MUTATED_SHARE = 0.01
+MEMORY_BUDGET_BYTES = 20 * 10**9
+FASTA_LINE = 60
 
 
 # ---------------------------------------------------------------------------------------------
@@ -58,8 +78,8 @@ def read_fasta_records(path: Path) -> list[tuple[str, str]]:
 
 
 def read_genome(path: Path) -> str:
-    """The single record of a FASTA file: header line dropped, lines joined."""
-    with gzip.open(path, "rt") as handle:
+    """The single record of a FASTA file (gzipped or not): header line dropped, lines joined."""
+    with gzip.open(path, "rt") if path.suffix == ".gz" else path.open() as handle:
         lines = handle.read().split("\n")
     if not lines[0].startswith(">") or any(line.startswith(">") for line in lines[1:]):
         raise ValueError(f"{path}: expected exactly one FASTA record")
@@ -139,7 +159,74 @@ def tandem_repeat_with_bpe_core(args: list[str]) -> dict[str, Any]:
     }
 
 
+def long_sequence(base_pairs: int) -> bytes:
+    """E. coli, lambda, the chr17 part, then rotated copies of E. coli with 1% of bases
+    substituted (seeded), cut at `base_pairs` (at most E. coli's length: E. coli alone)."""
+    ecoli = read_genome(GENOME).upper().encode("ascii")
+    parts = [ecoli, read_genome(LAMBDA).upper().encode("ascii")]
+    parts.append(read_genome(CHR17_PART).upper().replace("N", "").encode("ascii"))
+    rng = random.Random(MUTATION_SEED)
+    total = sum(len(part) for part in parts)
+    while total < base_pairs:
+        offset = rng.randrange(len(ecoli))
+        copy = bytearray(ecoli[offset:] + ecoli[:offset])
+        for _ in range(int(len(copy) * MUTATED_SHARE)):
+            where = rng.randrange(len(copy))
+            copy[where] = rng.choice([base for base in BASES if base != copy[where]])
+        parts.append(bytes(copy))
+        total += len(copy)
+    return b"".join(parts)[:base_pairs]
+
+
+def write_long_fasta(path: Path, base_pairs: int) -> None:
+    sequence = long_sequence(base_pairs)
+    with path.open("wb") as out:
+        out.write(f">long_{base_pairs} built by benchmarks/train_long.py\n".encode())
+        for start in range(0, len(sequence), FASTA_LINE):
+            out.write(sequence[start : start + FASTA_LINE] + b"\n")
+
+
+def long_with_bpe_core(args: list[str]) -> dict[str, Any]:
+    """The whole path: bpe_core.train on the FASTA file (reader, pretokenizer, counting, trainer)."""
+    import bpe_core
+    from bpe_core import engine
+
+    path = args[0]
+    config = {
+        "name": "long",
+        "input": {"reader": "fasta", "paths": [path]},
+        "pretokenizer": {"name": "dna-nucleotides"},
+        "trainer": {"vocab_size": VOCAB_SIZE, "min_frequency": 1},
+    }
+    started = time.perf_counter()
+    tokenizer = bpe_core.train(config, workers=1, progress=False)
+    seconds = time.perf_counter() - started
+    return {
+        "seconds": seconds,
+        "base_pairs": int(tokenizer.provenance["symbols"]),
+        "merges": len(tokenizer.merges),
+        "compiled": engine.is_compiled(),
+        "bpe_core_location": engine.__file__,
+        "engine_build": _common.engine_build_stamp(),
+    }
+
+
+def long_with_hf_tokenizers(args: list[str]) -> dict[str, Any]:
+    from tokenizers import Tokenizer, models, trainers
+
+    started = time.perf_counter()
+    genome = read_genome(Path(args[0]))
+    lines = [genome[start : start + HF_LINE_LENGTH] for start in range(0, len(genome), HF_LINE_LENGTH)]
+    del genome
+    tokenizer = Tokenizer(models.BPE())
+    trainer = trainers.BpeTrainer(vocab_size=VOCAB_SIZE, initial_alphabet=list("ACGT"), show_progress=False)
+    tokenizer.train_from_iterator(lines, trainer)
+    return {"seconds": time.perf_counter() - started, "base_pairs": sum(len(line) for line in lines)}
+
+
 CHILD_TASKS = {
+    "long-bpe-core": long_with_bpe_core,
+    "long-hf-tokenizers": long_with_hf_tokenizers,
     "genome-bpe-core": genome_with_bpe_core,
     "genome-hf-tokenizers": genome_with_hf_tokenizers,
     "tandem-bpe-core": tandem_repeat_with_bpe_core,
@@ -154,11 +241,110 @@ def megabase_label(summary: Summary) -> str:
     return f"{summary.best['base_pairs'] / 1e6:.2f}"
 
 
+def growth_exponent(points: list[tuple[float, float]]) -> float:
+    """Least-squares slope of log(seconds) over log(length): 1.0 is linear."""
+    xs = [math.log(length) for length, _ in points]
+    ys = [math.log(seconds) for _, seconds in points]
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / spread if spread else float("nan")
+
+
+def scale(sizes_mbp: list[float], repeats: int, script: Path, hf_up_to_mbp: float) -> None:
+    """The whole training path on one long sequence per size: bytes/bp at peak, seconds, exponent;
+    Hugging Face on the sizes up to `hf_up_to_mbp`."""
+    started = time.perf_counter()
+    load_at_start = _common.load_average()
+    sizes = [int(size * 1e6) if size != DEFAULT_SIZES_MBP[0] else len(read_genome(GENOME)) for size in sizes_mbp]
+    with tempfile.TemporaryDirectory(prefix="bpe-bench-scale-") as temporary:
+        work_dir = Path(temporary)
+        jobs: dict[str, ChildJob] = {}
+        for size in sizes:
+            path = work_dir / f"long_{size}.fa"
+            write_long_fasta(path, size)
+            jobs[f"bpe-core {size}"] = ChildJob("long-bpe-core", (str(path),))
+            if size <= hf_up_to_mbp * 1e6:
+                jobs[f"hf-tokenizers {size}"] = ChildJob("long-hf-tokenizers", (str(path),))
+        print(f"one long sequence, whole training path, sizes {', '.join(f'{size:,}' for size in sizes)} bp")
+        results = _common.run_interleaved(script, jobs, repeats, work_dir)
+    with_hf = any(key.startswith("hf-tokenizers") for key in results)
+    rows = []
+    points = []
+    for size in sizes:
+        ours = results[f"bpe-core {size}"]
+        per_bp = ours.peak_tree_mb * _common.MEGABYTE / size
+        points.append((float(size), ours.seconds()))
+        row = [f"{size / 1e6:.2f}", f"{ours.seconds():.2f}", f"{ours.peak_tree_mb:.0f}", f"{per_bp:.1f}"]
+        row.append(str(ours.best["merges"]))
+        if f"hf-tokenizers {size}" in results:
+            hf = results[f"hf-tokenizers {size}"]
+            row += [
+                f"{hf.seconds():.2f}",
+                f"{hf.peak_tree_mb:.0f}",
+                f"{hf.peak_tree_mb * _common.MEGABYTE / size:.1f}",
+                f"{ratio(hf.seconds(), ours.seconds()):.2f}",
+            ]
+        elif with_hf:
+            row += ["not run"] * 4
+        rows.append(row)
+    headers = ["Mbp", "bpe-core s", "bpe-core peak MB", "bpe-core bytes/bp", "merges"]
+    if with_hf:
+        headers += ["HF s (10 kb lines)", "HF peak MB", "HF bytes/bp", "HF s / bpe-core s"]
+    largest = sizes[-1]
+    per_bp_largest = results[f"bpe-core {largest}"].peak_tree_mb * _common.MEGABYTE / largest
+    fits = int(MEMORY_BUDGET_BYTES / per_bp_largest)
+    exponent = growth_exponent(points) if len(points) > 1 else float("nan")
+    fits_mbp = math.floor(fits / 1e6)
+    blocks = [
+        markdown_table(headers, rows),
+        f"Growth exponent of bpe-core's time (least-squares slope of log t over log n, "
+        f"{len(points)} sizes): {exponent:.2f} (1.00 is linear).",
+        f"Largest size that fits in 20 GB at the {per_bp_largest:.1f} bytes/bp measured at "
+        f"{largest / 1e6:.1f} Mbp: about {fits_mbp:,} Mbp. Run it with "
+        f"`.venv/bin/python benchmarks/train_long.py --scale-only --repeats 1 --sizes {fits_mbp}`.",
+    ]
+    notes = [
+        "bpe-core: `bpe_core.train` with `reader: fasta`, `dna-nucleotides` (defaults), vocab "
+        f"{VOCAB_SIZE}, min_frequency 1, workers=1: reading, counting and training, one chunk.",
+        "Peak MB: the highest polled sum of RSS over the child's process tree (interpreter and imports "
+        "included); bytes/bp divides it by the sequence's length.",
+        "Sequence: E. coli, lambda, the chr17 part (upper case, N dropped), then copies of E. coli rotated by "
+        f"a random offset with {MUTATED_SHARE:.0%} of bases substituted (random.Random({MUTATION_SEED})), "
+        "cut at the size; 4.6 Mbp is E. coli alone.",
+        f"HF tokenizers: the same sequence in {HF_LINE_LENGTH:,} bp lines, `BpeTrainer(vocab_size={VOCAB_SIZE})`.",
+    ]
+    first = results[f"bpe-core {sizes[0]}"]
+    _common.publish_report(
+        SCALE_HEADING,
+        command=f".venv/bin/python benchmarks/train_long.py --scale-only --repeats {repeats} "
+        f"--sizes {','.join(f'{size:g}' for size in sizes_mbp)} --hf-up-to {hf_up_to_mbp:g}",
+        started=started,
+        load_at_start=load_at_start,
+        bpe_core_result=first.best,
+        peers=["tokenizers"] if with_hf else [],
+        summaries=list(results.values()),
+        blocks=blocks,
+        notes=notes,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2, help="runs per measurement; the fastest counts")
+    parser.add_argument(
+        "--sizes",
+        default=",".join(f"{size:g}" for size in DEFAULT_SIZES_MBP),
+        help="comma-separated lengths in Mbp for the scale section (4.6 means E. coli exactly)",
+    )
+    parser.add_argument("--scale-only", action="store_true", help="only the scale section")
+    parser.add_argument(
+        "--hf-up-to", type=float, default=60.0, help="Hugging Face only on sizes up to this many Mbp (0: none)"
+    )
     options = parser.parse_args()
     script = Path(__file__).resolve()
+    scale([float(size) for size in options.sizes.split(",")], options.repeats, script, options.hf_up_to)
+    if options.scale_only:
+        return
     started = time.perf_counter()
     load_at_start = _common.load_average()
 

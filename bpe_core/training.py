@@ -382,7 +382,10 @@ def _train_from(
         read = [item["path"] for item in counts.inputs] or plan.paths
         shown = ", ".join(read[:5]) + (f" and {len(read) - 5} more" if len(read) > 5 else "")
         raise BpeError(f"nothing to train on: {shown or 'the input'} holds no chunks (empty, or only what is skipped)")
-    chunk_symbols = [unpack(key, width) for key in counts.chunks]
+    # one byte per symbol: the packed keys are the ids already (no list of ints for a genome)
+    chunk_symbols: list[Sequence[int]] = (
+        list(counts.chunks) if width == 1 else [unpack(key, width) for key in counts.chunks]
+    )
     weights = list(counts.chunks.values())
     trainer = Trainer(
         alphabet_size,

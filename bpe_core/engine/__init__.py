@@ -5,14 +5,41 @@ trainer and the encoder, and why they are written for mypyc.
 """
 
 import sys
+from collections.abc import Callable, Sequence
 
 from bpe_core.engine.alphabet import Alphabet
 from bpe_core.engine.chunk_counts import ChunkCounts
 from bpe_core.engine.encoder import Decoder, Encoder
 from bpe_core.engine.mirror import mirror_tokens
-from bpe_core.engine.trainer import TIE_HF, TIE_LARGEST, TIE_RULES, TIE_SMALLEST, Trainer, train
+from bpe_core.engine.trainer import TIE_HF, TIE_LARGEST, TIE_RULES, TIE_SMALLEST, Trainer
 
 ENGINE_MODULES = ("alphabet", "chunk_counts", "encoder", "heap", "long_encoder", "mirror", "pairs", "trainer")
+
+
+def train(
+    alphabet_size: int,
+    chunks: Sequence[Sequence[int]],
+    weights: list[int],
+    num_merges: int,
+    min_frequency: int = 1,
+    max_token_length: int = 0,
+    tie_break: int = TIE_SMALLEST,
+    progress: Callable[[int], None] | None = None,
+    symbol_order: list[int] | None = None,
+    veto: Callable[[int, int], bool] | None = None,
+    mirror: list[int] | None = None,
+) -> Trainer:
+    """Train and return the finished Trainer (its `merges`, `merge_counts` and `segments()`).
+
+    >>> t = train(3, [[0, 1, 2], [0, 1]], [2, 1], num_merges=1)
+    >>> t.merges
+    [(0, 1)]
+    """
+    trainer = Trainer(
+        alphabet_size, chunks, weights, alphabet_size + num_merges, max_token_length, tie_break, symbol_order, mirror
+    )
+    trainer.run(num_merges, min_frequency, progress, veto)
+    return trainer
 
 
 def is_compiled() -> bool:

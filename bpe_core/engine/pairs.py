@@ -1,4 +1,5 @@
-"""The trainer's pairs: ids, counts and where each pair was created, all in unboxed i64 vecs.
+"""The trainer's pairs: ids, counts and where each pair was created, all in unboxed vecs (the
+chains, about one entry per position, in 32 bits: the trainer's positions fit).
 
 A pair (left, right) gets a dense id on first sight through an open-addressing hash table of
 integers (no Python dict, so no boxed keys). Each pair has a singly linked chain of the positions
@@ -11,7 +12,7 @@ occurrence costs the one lookup any pair costs. This module does not decide whic
 from typing import Final
 
 from librt.vecs import append, vec
-from mypy_extensions import i64
+from mypy_extensions import i32, i64
 
 NO_PAIR: Final[i64] = -1
 END: Final[i64] = -1
@@ -34,8 +35,8 @@ class PairTable:
     count: vec[i64]
     head: vec[i64]
     stamp: vec[i64]
-    occurrence_position: vec[i64]
-    occurrence_next: vec[i64]
+    occurrence_position: vec[i32]
+    occurrence_next: vec[i32]
     free_occurrence: i64
     slot_keys: vec[i64]
     slot_ids: vec[i64]
@@ -49,8 +50,8 @@ class PairTable:
         self.count = vec[i64]()
         self.head = vec[i64]()
         self.stamp = vec[i64]()
-        self.occurrence_position = vec[i64]()
-        self.occurrence_next = vec[i64]()
+        self.occurrence_position = vec[i32]()
+        self.occurrence_next = vec[i32]()
         self.free_occurrence = END
         capacity: i64 = 1024
         self.slot_keys = vec[i64]([EMPTY] * capacity)
@@ -134,16 +135,16 @@ class PairTable:
     def add_occurrence(self, pair_id: i64, position: i64) -> None:
         node = self.free_occurrence
         if node != END:
-            self.free_occurrence = self.occurrence_next[node]
-            self.occurrence_position[node] = position
-            self.occurrence_next[node] = self.head[pair_id]
+            self.free_occurrence = i64(self.occurrence_next[node])
+            self.occurrence_position[node] = i32(position)
+            self.occurrence_next[node] = i32(self.head[pair_id])
         else:
             node = len(self.occurrence_position)
-            self.occurrence_position = append(self.occurrence_position, position)
-            self.occurrence_next = append(self.occurrence_next, self.head[pair_id])
+            self.occurrence_position = append(self.occurrence_position, i32(position))
+            self.occurrence_next = append(self.occurrence_next, i32(self.head[pair_id]))
         self.head[pair_id] = node
 
     def release_occurrence(self, node: i64) -> None:
         """Return a chain entry to the pool (the caller has read it and unlinked its chain)."""
-        self.occurrence_next[node] = self.free_occurrence
+        self.occurrence_next[node] = i32(self.free_occurrence)
         self.free_occurrence = node

@@ -1,11 +1,11 @@
 """BPE training over weighted unique chunks of abstract symbol ids.
 
-All chunks live in one flat, doubly linked array of positions, so a merge rewrites only the
-positions it touches: a 10 Mbp chunk costs no more per merge than 10 M short ones with the same
-occurrences. Each position knows the id of the pair that starts there (`pair_at`), which makes
-removing a neighbouring pair an array lookup; only the two pairs a merge creates need a hash
-lookup, in an integer table (`pairs.py`). Everything per position and per pair is an unboxed
-i64 vec, so the merge loop is integer arithmetic and array indexing once compiled.
+All chunks live in one flat, linked array of positions (backward links found through `_before`),
+so a merge rewrites only the positions it touches: a 10 Mbp chunk costs no more per merge than 10 M
+short ones. Each position knows the id of the pair that starts there (`pair_at`): removing a
+neighbouring pair is an array lookup, only the two pairs a merge creates need a lookup in an
+integer hash table (`pairs.py`). All in unboxed vecs (per position 32-bit: a genome is most of the
+memory, at most MAX_POSITIONS symbols), so the compiled merge loop is integer arithmetic.
 
 Occurrences of a pair (a, a) can overlap (`aaa`); they are merged left to right from the start
 of each run of a, as the reference trainer does.
@@ -27,11 +27,11 @@ has a partner, training stops there. A veto forbids a pair when it forbids the p
 (mirror[y], mirror[x]). This module does not count chunks, read files or know what a symbol means.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from librt.vecs import append, vec
-from mypy_extensions import i64
+from mypy_extensions import i32, i64
 
 from bpe_core.engine.heap import PairHeap
 from bpe_core.engine.mirror import Spellings, mirror_tokens
@@ -47,6 +47,7 @@ DEAD: Final[i64] = -1
 # count can wrap in compiled i64 arithmetic (pure Python would not wrap, so both refuse alike)
 MAX_WEIGHT_SUM: Final = (1 << 63) - 1
 PROGRESS_EVERY: Final = 64
+MAX_POSITIONS: Final = (1 << 31) - 1  # positions and token ids are stored in 32 bits
 
 
 class Trainer:
@@ -59,13 +60,14 @@ class Trainer:
     max_token_length: i64
     tie_break: i64
     tie_rank: vec[i64]
-    # per position (all chunks concatenated)
-    sym: vec[i64]
-    nxt: vec[i64]
-    prv: vec[i64]
+    # per position (all chunks concatenated); the weight only when chunks' weights differ
+    sym: vec[i32]
+    nxt: vec[i32]
+    pair_at: vec[i32]
+    uniform_weight: i64
     weight_at: vec[i64]
-    pair_at: vec[i64]
     chunk_starts: vec[i64]
+    chunk_weights: vec[i64]
     pairs: PairTable
     token_length: vec[i64]
     touched: vec[i64]
@@ -81,7 +83,7 @@ class Trainer:
     def __init__(
         self,
         alphabet_size: int,
-        chunks: list[list[int]],
+        chunks: Sequence[Sequence[int]],
         weights: list[int],
         max_vocab: int,
         max_token_length: int = 0,
@@ -92,7 +94,8 @@ class Trainer:
         """`symbol_order` (for tie_break hf): the base symbols' ids in the order Hugging Face
         gives them (its alphabet sorted by code point); ties go to the smallest pair in that order.
         `mirror`: an involution on the base symbol ids (mirror[mirror[s]] == s) under which, with
-        reversal, the chunks are closed; each merge is then learned with its mirror partner."""
+        reversal, the chunks are closed; each merge is then learned with its mirror partner.
+        A chunk may be any sequence of ids (`bytes` for an alphabet of up to 256: no list of ints)."""
         if alphabet_size < 1:
             raise ValueError("alphabet_size must be at least 1")
         if len(chunks) != len(weights):
@@ -104,17 +107,20 @@ class Trainer:
             raise ValueError("symbol_order must list every base symbol id once")
         self.alphabet_size = alphabet_size
         self.id_bound = max(max_vocab, alphabet_size) + 1
+        if self.id_bound > MAX_POSITIONS:
+            raise ValueError(f"a vocabulary of {max_vocab} is more than {MAX_POSITIONS} ids")
         self.max_token_length = max_token_length
         self.tie_break = tie_break
         self.tie_rank = vec[i64]([0] * alphabet_size)
         for position in range(alphabet_size):
             self.tie_rank[order[position]] = position
-        self.sym = vec[i64]()
-        self.nxt = vec[i64]()
-        self.prv = vec[i64]()
+        self.sym = vec[i32]()
+        self.nxt = vec[i32]()
+        self.pair_at = vec[i32]()
+        self.uniform_weight = -1
         self.weight_at = vec[i64]()
-        self.pair_at = vec[i64]()
         self.chunk_starts = vec[i64]()
+        self.chunk_weights = vec[i64]()
         self.pairs = PairTable(self.id_bound)
         self.token_length = vec[i64]([1] * alphabet_size)
         self.touched = vec[i64]()
@@ -131,9 +137,14 @@ class Trainer:
             self.spellings = Spellings(mirror)
         self._link(chunks, weights)
 
-    def _link(self, chunks: list[list[int]], weights: list[int]) -> None:
-        alphabet_size = self.alphabet_size
-        pair_total: int = 0
+    def _link(self, chunks: Sequence[Sequence[int]], weights: list[int]) -> None:
+        alphabet_size, pair_total = self.alphabet_size, 0
+        position_total = sum([len(chunk) for chunk in chunks])
+        if position_total > MAX_POSITIONS:
+            raise ValueError(f"the chunks hold {position_total} symbols, more than the {MAX_POSITIONS} a trainer takes")
+        # only chunks with a pair need a weight per position: a genome's N-split stretches of one base do not
+        paired_weights = {weights[index] for index in range(len(chunks)) if len(chunks[index]) > 1}
+        uniform = len(paired_weights) <= 1
         for chunk_index in range(len(chunks)):
             chunk = chunks[chunk_index]
             given: int = weights[chunk_index]
@@ -148,6 +159,7 @@ class Trainer:
             start: i64 = len(self.sym)
             size: i64 = len(chunk)
             self.chunk_starts = append(self.chunk_starts, start if size > 0 else DEAD)
+            self.chunk_weights = append(self.chunk_weights, weight)
             for offset in range(size):
                 symbol: i64 = chunk[offset]
                 if symbol < 0 or symbol >= alphabet_size:
@@ -155,19 +167,20 @@ class Trainer:
                         f"chunk {chunk_index} has symbol id {symbol} outside the alphabet 0..{alphabet_size - 1}"
                     )
                 position = start + offset
-                self.sym = append(self.sym, symbol)
-                self.prv = append(self.prv, position - 1 if offset > 0 else DEAD)
-                self.nxt = append(self.nxt, position + 1 if offset + 1 < size else DEAD)
-                self.weight_at = append(self.weight_at, weight)
-                self.pair_at = append(self.pair_at, NO_PAIR)
-            # weight 0 chunks get no count but are still rewritten, so segments() covers them
-            for offset in range(size - 1):
+                self.sym = append(self.sym, i32(symbol))
+                self.nxt = append(self.nxt, i32(position + 1) if offset + 1 < size else i32(DEAD))
+                if not uniform:
+                    self.weight_at = append(self.weight_at, weight)
+                self.pair_at = append(self.pair_at, i32(NO_PAIR))
+            for offset in range(size - 1):  # weight 0 chunks: no count, still rewritten (segments() covers them)
                 position = start + offset
-                pair_id = self._pair_for(self.sym[position], self.sym[position + 1])
-                self.pair_at[position] = pair_id
+                pair_id = self._pair_for(i64(self.sym[position]), i64(self.sym[position + 1]))
+                self.pair_at[position] = i32(pair_id)
                 if pair_id != NO_PAIR:
                     self.pairs.count[pair_id] += weight
                     self.pairs.add_occurrence(pair_id, position)
+        if uniform:  # every weight is checked by now: this one fits in 64 bits
+            self.uniform_weight = paired_weights.pop() if paired_weights else 0
 
     def _pair_for(self, left: i64, right: i64) -> i64:
         """The id of pair (left, right), created on first use; NO_PAIR if it may never merge."""
@@ -212,12 +225,12 @@ class Trainer:
             node = pairs.head[pair_id]
             pairs.head[pair_id] = END
             while node != END:
-                position = pairs.occurrence_position[node]
-                following = pairs.occurrence_next[node]
+                position = i64(pairs.occurrence_position[node])
+                following = i64(pairs.occurrence_next[node])
                 pairs.release_occurrence(node)
                 node = following
-                if pair_at[position] == pair_id:
-                    pair_at[position] = NO_PAIR
+                if pair_at[position] == i32(pair_id):
+                    pair_at[position] = i32(NO_PAIR)
             pairs.count[pair_id] = 0
             pairs.forbid(left, right)
 
@@ -247,36 +260,46 @@ class Trainer:
         sym = self.sym
         nxt = self.nxt
         pair_at = self.pair_at
-        weight = self.weight_at[position]
-        second = nxt[position]
-        before = self.prv[position]
-        after = nxt[second]
+        weight = self.uniform_weight if self.uniform_weight >= 0 else self.weight_at[position]
+        second = i64(nxt[position])
+        before = self._before(position)
+        after = i64(nxt[second])
         if before != DEAD:
-            old = pair_at[before]
+            old = i64(pair_at[before])
             if old != NO_PAIR:
                 self._change(old, -weight)
-            created = self._pair_for(sym[before], new_id)
-            pair_at[before] = created
+            created = self._pair_for(i64(sym[before]), new_id)
+            pair_at[before] = i32(created)
             if created != NO_PAIR:
                 self._change(created, weight)
                 self.pairs.add_occurrence(created, before)
         if after != DEAD:
-            old = pair_at[second]
+            old = i64(pair_at[second])
             if old != NO_PAIR:
                 self._change(old, -weight)
-            created = self._pair_for(new_id, sym[after])
-            pair_at[position] = created
+            created = self._pair_for(new_id, i64(sym[after]))
+            pair_at[position] = i32(created)
             if created != NO_PAIR:
                 self._change(created, weight)
                 self.pairs.add_occurrence(created, position)
-            self.prv[after] = position
         else:
-            pair_at[position] = NO_PAIR
+            pair_at[position] = i32(NO_PAIR)
         self.pairs.count[merged] -= weight
-        sym[position] = new_id
-        nxt[position] = after
-        sym[second] = DEAD
-        pair_at[second] = NO_PAIR
+        end = second + self.token_length[i64(sym[second])] - 1  # the merged token's last slot
+        sym[position] = i32(new_id)
+        nxt[position] = i32(after)
+        nxt[end] = i32(position)
+        sym[second] = i32(DEAD)
+        pair_at[second] = i32(NO_PAIR)
+
+    def _before(self, position: i64) -> i64:
+        """The token before `position`'s in its chunk, or DEAD: the slot before a token is the previous
+        token's last, which (if not its first, so dead) keeps that token's start in `nxt`."""
+        last = position - 1
+        if last < 0:
+            return DEAD
+        start = last if self.sym[last] != DEAD else i64(self.nxt[last])
+        return start if i64(self.nxt[start]) == position else DEAD
 
     def _best_pair(self, heap: PairHeap) -> i64:
         counts = self.pairs.count
@@ -291,26 +314,27 @@ class Trainer:
         """Merge every live occurrence of pair `best` = (left, right) into new_id."""
         pairs = self.pairs
         pair_at = self.pair_at
-        prv = self.prv
         nxt = self.nxt
         node = pairs.head[best]
         pairs.head[best] = END
         while node != END:
-            position = pairs.occurrence_position[node]
-            following = pairs.occurrence_next[node]
+            position = i64(pairs.occurrence_position[node])
+            following = i64(pairs.occurrence_next[node])
             pairs.release_occurrence(node)
             node = following
-            if pair_at[position] != best:
+            if i64(pair_at[position]) != best:
                 continue
             if left != right:
                 self._merge_at(position, new_id, best)
                 continue
             # overlapping occurrences: merge the whole run of `left` from its start
-            while prv[position] != DEAD and pair_at[prv[position]] == best:
-                position = prv[position]
-            while position != DEAD and pair_at[position] == best:
+            before = self._before(position)
+            while before != DEAD and i64(pair_at[before]) == best:
+                position = before
+                before = self._before(position)
+            while position != DEAD and i64(pair_at[position]) == best:
                 self._merge_at(position, new_id, best)
-                position = nxt[position]
+                position = i64(nxt[position])
 
     def apply(self, merges: list[tuple[int, int]]) -> None:
         """Apply known merges in rank order (merge r creates id alphabet_size + r), as training
@@ -455,10 +479,12 @@ class Trainer:
         """How often each token id occurs in the weighted chunks now (the sum is the token count:
         symbols per token = compression)."""
         usage = [0] * (self.alphabet_size + len(self.merges))
-        for position in range(len(self.sym)):
-            token = self.sym[position]
-            if token != DEAD:
-                usage[token] += self.weight_at[position]
+        for index in range(len(self.chunk_starts)):
+            weight = self.chunk_weights[index]
+            position = self.chunk_starts[index]
+            while position != DEAD:
+                usage[self.sym[position]] += weight
+                position = i64(self.nxt[position])
         return usage
 
     def segments(self) -> list[list[int]]:
@@ -468,33 +494,7 @@ class Trainer:
             tokens: list[int] = []
             position = self.chunk_starts[index]
             while position != DEAD:
-                tokens.append(self.sym[position])
-                position = self.nxt[position]
+                tokens.append(i64(self.sym[position]))
+                position = i64(self.nxt[position])
             result.append(tokens)
         return result
-
-
-def train(
-    alphabet_size: int,
-    chunks: list[list[int]],
-    weights: list[int],
-    num_merges: int,
-    min_frequency: int = 1,
-    max_token_length: int = 0,
-    tie_break: int = TIE_SMALLEST,
-    progress: Callable[[int], None] | None = None,
-    symbol_order: list[int] | None = None,
-    veto: Callable[[int, int], bool] | None = None,
-    mirror: list[int] | None = None,
-) -> Trainer:
-    """Train and return the finished Trainer (its `merges`, `merge_counts` and `segments()`).
-
-    >>> t = train(3, [[0, 1, 2], [0, 1]], [2, 1], num_merges=1)
-    >>> t.merges
-    [(0, 1)]
-    """
-    trainer = Trainer(
-        alphabet_size, chunks, weights, alphabet_size + num_merges, max_token_length, tie_break, symbol_order, mirror
-    )
-    trainer.run(num_merges, min_frequency, progress, veto)
-    return trainer

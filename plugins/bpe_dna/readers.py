@@ -35,7 +35,7 @@ class Record:
 
 READ_ERRORS = (OSError, EOFError, zlib.error)  # what reading a file, gzip or not, can raise
 # The longest FASTA record read by default (letters): human chromosome 1 (249 Mbp) fits; a record
-# is held whole, and training keeps several 64-bit numbers per letter.
+# is held whole, and training keeps about 20 bytes per letter (docs/benchmarks.md, train_long.py).
 MAX_RECORD_LENGTH = 1 << 28
 LINE_PIECE = 1 << 20  # characters of a line read at once, so one huge line cannot fill memory
 

@@ -1,0 +1,92 @@
+"""The trainer's compact storage for long sequences: 32-bit positions, one weight for chunks that
+share it, chunks given as bytes; it learns exactly what the list-of-ids input and the reference
+learn, on real DNA (a slice of E. coli)."""
+
+import gzip
+
+import pytest
+from helpers.reference import train_reference
+
+import bpe_core
+from bpe_core import engine
+
+pytestmark = pytest.mark.both_modes
+
+BASE_IDS = bytes.maketrans(b"ACGT", bytes(range(4)))
+
+
+def packed(sequence: str) -> bytes:
+    return sequence.encode("ascii").translate(BASE_IDS)
+
+
+def learned(trainer: engine.Trainer) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+    return trainer.merges, trainer.merge_counts, trainer.token_usage()
+
+
+def test_bytes_chunks_learn_what_lists_of_ids_learn(ecoli_genome):
+    sequence = ecoli_genome[2_000_000:2_030_000]
+    from_bytes = engine.train(4, [packed(sequence)], [1], 300)
+    from_lists = engine.train(4, [list(packed(sequence))], [1], 300)
+    assert learned(from_bytes) == learned(from_lists)
+    assert from_bytes.segments() == from_lists.segments()
+    assert len(from_bytes.merges) == 300
+
+
+def test_bytes_chunk_matches_the_reference_trainer(ecoli_genome):
+    symbols = packed(ecoli_genome[3_000_000:3_004_000])
+    trainer = engine.train(4, [symbols], [1], 300)
+    reference = train_reference(4, [list(symbols)], [1], 300)
+    assert trainer.merges == reference.merges
+
+
+def test_one_shared_weight_and_weights_per_position_learn_the_same(ecoli_genome):
+    first, second = packed(ecoli_genome[:12_000]), packed(ecoli_genome[12_000:20_000])
+    # two chunks of weight 2 (one weight for all: none kept per position), a lone base of its own weight
+    shared = engine.Trainer(4, [first, second, b"\x01"], [2, 2, 7], 4 + 200)
+    # the same counts with weights 1 and 2 (kept per position)
+    mixed = engine.Trainer(4, [first, first, second, b"\x01"], [1, 1, 2, 7], 4 + 200)
+    assert len(shared.weight_at) == 0 and len(mixed.weight_at) == len(mixed.sym)
+    shared.run(200)
+    mixed.run(200)
+    assert shared.merges == mixed.merges and shared.merge_counts == mixed.merge_counts
+    assert shared.token_usage() == mixed.token_usage()
+    assert sum(shared.token_usage()[token] * length for token, length in enumerate(shared.token_length)) == (
+        2 * (len(first) + len(second)) + 7
+    )
+
+
+def test_per_position_storage_is_32_bit_with_no_backward_links(ecoli_genome):
+    trainer = engine.train(4, [packed(ecoli_genome[:20_000])], [1], 50)
+    for per_position in (trainer.sym, trainer.nxt, trainer.pair_at, trainer.pairs.occurrence_position):
+        assert memoryview(per_position).itemsize == 4
+    assert len(trainer.sym) == 20_000
+    assert len(trainer.weight_at) == 0  # one chunk: its weight is kept once
+    assert not hasattr(trainer, "prv")
+
+
+def test_too_many_positions_are_refused_before_any_is_stored():
+    class Huge:
+        def __len__(self) -> int:
+            return engine.trainer.MAX_POSITIONS + 1
+
+        def __getitem__(self, index: int) -> int:
+            raise AssertionError("never read")
+
+    with pytest.raises(ValueError, match="more than"):
+        engine.Trainer(4, [Huge()], [1], 8)
+
+
+def test_training_a_genome_slice_from_fasta_learns_what_the_engine_learns_from_ids(ecoli_genome, tmp_path):
+    sequence = ecoli_genome[1_000_000:1_030_000]
+    path = tmp_path / "slice.fa.gz"
+    with gzip.open(path, "wt") as out:
+        out.write(">slice\n" + "\n".join(sequence[start : start + 70] for start in range(0, len(sequence), 70)) + "\n")
+    config = {
+        "name": "slice",
+        "input": {"reader": "fasta", "paths": [str(path)]},
+        "pretokenizer": {"name": "dna-nucleotides"},
+        "trainer": {"vocab_size": 15 + 300, "min_frequency": 1},
+    }
+    tokenizer = bpe_core.train(config, workers=1, progress=False)
+    expected = engine.train(15, [list(packed(sequence))], [1], 300)
+    assert tokenizer.merges == expected.merges
