@@ -222,6 +222,14 @@ class MidiEventPretokenizer:
         return report
 
     def tokenize(self, song: Song) -> tuple[list[tuple[int, ...]], dict[str, Any]]:
+        """A song's chunks (each a tuple of symbol ids) and what quantization changed."""
+        chunks, _, report = self.tokenize_bars(song)
+        return chunks, report
+
+    def tokenize_bars(self, song: Song) -> tuple[list[tuple[int, ...]], list[int], dict[str, Any]]:
+        """`tokenize`, with the index of the chunk where each bar begins: every bar, even an empty
+        one, begins a chunk with `split: bar` or `beat` (so a song can be cut at bar lines between
+        chunks); with `split: none` the song is one chunk and the list is [0]."""
         grid, ids = self.grid, self.ids
         ticks_per_step = song.ticks_per_beat / grid.resolution
         report: Counter[str] = Counter({key: 0 for key in REPORT_KEYS})
@@ -308,6 +316,7 @@ class MidiEventPretokenizer:
         velocity_base = ids[f"Velocity_{grid.velocities[0]}"]
         duration_base = ids[f"Duration_{grid.durations[0]}"]
         chunks: list[tuple[int, ...]] = []
+        bar_chunks: list[int] = []
         song_tokens: list[int] = []
         previous_signature: tuple[int, int] | None = None
         for bar, events in enumerate(per_bar):
@@ -317,6 +326,7 @@ class MidiEventPretokenizer:
                 bar_tokens.append(ids[f"TimeSig_{numerator}/{denominator}"])
             previous_signature = bar_signatures[bar]
             current: list[int] = bar_tokens
+            bar_chunks.append(len(chunks))
             beat = 0
             for position in sorted(events):
                 tempo, position_notes = events[position]
@@ -341,7 +351,7 @@ class MidiEventPretokenizer:
             else:
                 chunks.append(tuple(current))
         if self.split_mode == "none":
-            chunks = [tuple(song_tokens)]
+            chunks, bar_chunks = [tuple(song_tokens)], [0]
         result: dict[str, Any] = {key: report[key] for key in REPORT_KEYS}
         result["max_onset_shift_beats"] = round(max_shift, 6)
-        return chunks, result
+        return chunks, bar_chunks, result
