@@ -29,6 +29,7 @@ COMPILED_MODULES = [
     "bpe_core/engine/trainer",
     "bpe_text/scanner",
     "bpe_midi/smf",
+    "bpe_midi/grammars",
 ]
 SAMPLES = [
     "bpe_core/samples/us-founding-texts.txt",

@@ -5,9 +5,11 @@ channel 10), at `beat_resolution * 60` ticks per beat so every grid step is a wh
 ticks. Notes of the same pitch that would overlap within a track go to separate tracks, so that
 reading the file back pairs every note_on with its own note_off (encoding the decoded file gives
 the same ids). Malformed event sequences (a model may generate any) decode what is complete:
-a note needs Program, Pitch, Velocity and Duration in that order.
+a REMI or TSD note needs Program, Pitch, Velocity and Duration in that order; a MIDILike note
+needs Program, NoteOn, Velocity, then a Duration or, later, Program and NoteOff of its pitch.
 """
 
+from collections import deque
 from typing import Any
 
 from bpe_core.contract import check_options
@@ -21,10 +23,67 @@ class MidiDecoder:
     name = "midi"
 
     def __init__(self, options: dict[str, Any]) -> None:
-        check_options("decoder", self.name, options, ("beat_resolution",))
+        check_options("decoder", self.name, options, ("beat_resolution", "grammar"))
         self.resolution = int(options.get("beat_resolution", 8))
+        self.grammar = options.get("grammar", "remi")
+        if self.grammar not in ("remi", "tsd", "midilike"):
+            raise BpeError(f"decoder.grammar: {self.grammar!r} is not allowed; allowed: remi, tsd, midilike")
 
     def decode(self, symbols: list[int], alphabet: list[str]) -> Any:
+        if self.grammar == "remi":
+            return self._decode_remi(symbols, alphabet)
+        return self._decode_timed(symbols, alphabet)
+
+    def _decode_timed(self, symbols: list[int], alphabet: list[str]) -> Any:
+        """TSD and MIDILike: time moves only by TimeShift; a NoteOff ends the oldest sounding
+        note of its program and pitch (first in, first out)."""
+        step = 0
+        tempos: list[tuple[int, int]] = []
+        signatures: list[tuple[int, int, int]] = []
+        notes: list[tuple[str, int, int, int, int]] = []  # program, pitch, velocity, start, steps
+        sounding: dict[tuple[str, int], deque[tuple[int, int]]] = {}  # (program, pitch) -> (start, velocity)
+        program: str | None = None
+        pitch: int | None = None
+        velocity: int | None = None
+        opened: tuple[str, int] | None = None  # the MIDILike note just opened, which a Duration ends
+        for symbol in symbols:
+            kind, _, value = alphabet[symbol].partition("_")
+            if kind != "Duration":
+                opened = None
+            if kind == "TimeShift":
+                step += int(value)
+            elif kind == "TimeSig":
+                numerator, denominator = (int(part) for part in value.split("/"))
+                signatures.append((step, numerator, denominator))
+            elif kind == "Tempo":
+                tempos.append((step, round(60_000_000 / int(value))))
+            elif kind == "Program":
+                program, pitch, velocity = value, None, None
+            elif kind in ("Pitch", "NoteOn") and program is not None:
+                pitch, velocity = int(value), None
+            elif kind == "Velocity" and program is not None and pitch is not None:
+                velocity = int(value)
+                if self.grammar == "midilike":
+                    sounding.setdefault((program, pitch), deque()).append((step, velocity))
+                    opened = (program, pitch)
+                    pitch = velocity = None
+            elif kind == "Duration" and opened is not None:
+                start, opened_velocity = sounding[opened].pop()
+                notes.append((opened[0], opened[1], opened_velocity, start, int(value)))
+                opened = None
+            elif kind == "Duration" and program is not None and pitch is not None and velocity is not None:
+                notes.append((program, pitch, velocity, step, int(value)))
+                pitch = velocity = None
+            elif kind == "NoteOff" and program is not None:
+                waiting = sounding.get((program, int(value)))
+                if waiting:
+                    start, opened_velocity = waiting.popleft()
+                    if step > start:  # a note of no length is not a note
+                        notes.append((program, int(value), opened_velocity, start, step - start))
+                pitch = velocity = None
+        return self._midi_file(tempos, signatures, notes)
+
+    def _decode_remi(self, symbols: list[int], alphabet: list[str]) -> Any:
         resolution = self.resolution
         bar_start = -1
         bar_steps = 4 * resolution
