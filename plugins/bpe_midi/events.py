@@ -261,8 +261,8 @@ class MidiEventPretokenizer:
         if self.split_mode not in SPLIT_CODES:
             raise BpeError(f"pretokenizer.split: {self.split_mode!r} is not allowed; allowed: bar, beat, none")
         self.parser = options.get("parser", "fast")
-        if self.parser not in ("fast", "mido"):
-            raise BpeError(f"pretokenizer.parser: {self.parser!r} is not allowed; allowed: fast, mido")
+        if self.parser not in ("fast", "mido", "symusic"):
+            raise BpeError(f"pretokenizer.parser: {self.parser!r} is not allowed; allowed: fast, mido, symusic")
         self.labels = alphabet_of(self.grid, self.with_signatures, self.grammar)
         self.ids = {label: index for index, label in enumerate(self.labels)}
         self.layout = layout_of(self.grid, self.labels, self.grammar, self.split_mode)
