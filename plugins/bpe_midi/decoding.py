@@ -160,12 +160,20 @@ class MidiDecoder:
             channel = channels[program]
             events: list[tuple[int, int, Any]] = []
             if program != "drums":
-                events.append((0, 0, mido.Message("program_change", channel=channel, program=int(program), time=0)))
+                events.append((0, 0, mido.Message("program_change", channel=channel, program=int(program))))
+            # skip_checks: channels, pitches and velocities come from the alphabet, all in MIDI's range,
+            # and mido's checks cost more than the rest of decoding
             for start, end, pitch, velocity in lane_notes[(program, lane)]:
                 events.append(
-                    (start, 2, mido.Message("note_on", channel=channel, note=pitch, velocity=velocity, time=0))
+                    (
+                        start,
+                        2,
+                        mido.Message("note_on", skip_checks=True, channel=channel, note=pitch, velocity=velocity),
+                    )
                 )
-                events.append((end, 1, mido.Message("note_off", channel=channel, note=pitch, velocity=0, time=0)))
+                events.append(
+                    (end, 1, mido.Message("note_off", skip_checks=True, channel=channel, note=pitch, velocity=0))
+                )
             midi.tracks.append(_track(events))
         return midi
 
