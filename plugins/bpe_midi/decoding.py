@@ -17,6 +17,8 @@ from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output
 
 TICKS_PER_STEP = 60
+# tempo changes, time signatures and notes (program, pitch, velocity, start step, steps)
+Music = tuple[list[tuple[int, int]], list[tuple[int, int, int]], list[tuple[str, int, int, int, int]]]
 
 
 class MidiDecoder:
@@ -30,11 +32,17 @@ class MidiDecoder:
             raise BpeError(f"decoder.grammar: {self.grammar!r} is not allowed; allowed: remi, tsd, midilike")
 
     def decode(self, symbols: list[int], alphabet: list[str]) -> Any:
-        if self.grammar == "remi":
-            return self._decode_remi(symbols, alphabet)
-        return self._decode_timed(symbols, alphabet)
+        return self._midi_file(*self.music(symbols, alphabet))
 
-    def _decode_timed(self, symbols: list[int], alphabet: list[str]) -> Any:
+    def music(self, symbols: list[int], alphabet: list[str]) -> Music:
+        """What `decode` writes to the file: tempo changes (grid step, microseconds per beat), time
+        signatures (step, numerator, denominator) and notes (program, pitch, velocity, start step,
+        steps); the same for every grammar's events of one song, in their grammar's order."""
+        if self.grammar == "remi":
+            return self._remi_music(symbols, alphabet)
+        return self._timed_music(symbols, alphabet)
+
+    def _timed_music(self, symbols: list[int], alphabet: list[str]) -> Music:
         """TSD and MIDILike: time moves only by TimeShift; a NoteOff ends the oldest sounding
         note of its program and pitch (first in, first out)."""
         step = 0
@@ -81,9 +89,9 @@ class MidiDecoder:
                     if step > start:  # a note of no length is not a note
                         notes.append((program, int(value), opened_velocity, start, step - start))
                 pitch = velocity = None
-        return self._midi_file(tempos, signatures, notes)
+        return tempos, signatures, notes
 
-    def _decode_remi(self, symbols: list[int], alphabet: list[str]) -> Any:
+    def _remi_music(self, symbols: list[int], alphabet: list[str]) -> Music:
         resolution = self.resolution
         bar_start = -1
         bar_steps = 4 * resolution
@@ -116,7 +124,7 @@ class MidiDecoder:
             elif kind == "Duration" and program is not None and pitch is not None and velocity is not None:
                 notes.append((program, pitch, velocity, step, int(value)))
                 pitch = velocity = None
-        return self._midi_file(tempos, signatures, notes)
+        return tempos, signatures, notes
 
     def _midi_file(
         self,
