@@ -20,6 +20,7 @@ COMPILED = sorted(path for path in glob.glob("bpe_core/engine/*.py") if not path
     "plugins/bpe_text/scanner.py",
     "plugins/bpe_text/counting.py",
     "plugins/bpe_midi/smf.py",
+    "plugins/bpe_midi/grammars.py",
 ]
 
 # mypy reads the compiled modules' parent packages (bpe_core/__init__.py imports the whole

@@ -8,6 +8,9 @@ per song in one process, and again with 2 worker processes (`train(workers=2)` a
 beat_res={(0, 4): 8, (4, 12): 4}))`, `tokenizer.train(vocab_size=2000, model="BPE",
 files_paths=paths)` and `tokenizer.encode(path)` per song; its BPE trainer (Hugging Face
 tokenizers, Rust) uses every core unless told otherwise, so it also runs with one thread.
+bpe-core in one process also runs with `parser: symusic` (symusic reads the files) and with the
+TSD and MIDILike grammars at the same vocabulary size (how the grammars compress); every
+one-process run prints the time of each stage (parse, tokenize, train, encode).
 
 Counted per tool: seconds per stage and in total, base tokens (events before BPE) and BPE tokens
 over all songs, and the compression 1 - BPE/base. The single-process bpe-core run also splits its
@@ -35,7 +38,7 @@ CONFIG = _common.REPO_ROOT / "configs" / "midi-remi-bpe.yaml"
 VOCAB_SIZE = 2000
 SECTION_HEADING = "## MIDI (benchmarks/midi.py)"
 ONE_THREAD = {"RAYON_NUM_THREADS": "1", "RAYON_RS_NUM_CPUS": "1", "TOKENIZERS_PARALLELISM": "false"}
-OUR_ALPHABET = 642  # midi-events with the config's options; checked against the child's result
+OUR_ALPHABET = 426  # midi-events with the config's options; checked against the child's result
 OUR_SPECIAL_TOKENS = 4
 FRADET_PIANO_REDUCTION = "45-50%"  # Fradet et al. (EMNLP 2023): fewer tokens at a 1k vocabulary, piano
 
@@ -51,6 +54,7 @@ def song_paths(directory: str, count: int) -> list[Path]:
 
 def run_bpe_core(args: list[str]) -> dict[str, Any]:
     directory, count, vocab_size, workers = args[0], int(args[1]), int(args[2]), int(args[3])
+    grammar, parser = (args[4], args[5]) if len(args) > 4 else ("remi", "fast")
     import bpe_core
     import bpe_midi.events as events_module
     import bpe_midi.reader as reader_module
@@ -62,7 +66,7 @@ def run_bpe_core(args: list[str]) -> dict[str, Any]:
     # (MidiEventPretokenizer.tokenize). With workers > 1 they see only this process's share.
     spent = {"parse": 0.0, "tokenize": 0.0}
     read_song = song_module.read_song
-    tokenize = events_module.MidiEventPretokenizer.tokenize
+    tokenize = events_module.MidiEventPretokenizer.tokenize_bars
 
     def timed_read_song(*call_args: Any, **call_kwargs: Any) -> Any:
         started = time.perf_counter()
@@ -81,10 +85,16 @@ def run_bpe_core(args: list[str]) -> dict[str, Any]:
     if workers == 1:
         song_module.read_song = timed_read_song
         reader_module.read_song = timed_read_song  # type: ignore[attr-defined]
-        events_module.MidiEventPretokenizer.tokenize = timed_tokenize  # type: ignore[method-assign]
+        events_module.MidiEventPretokenizer.tokenize_bars = timed_tokenize  # type: ignore[method-assign]
 
     started = time.perf_counter()
-    tokenizer = bpe_core.train(CONFIG, paths, {"trainer.vocab_size": vocab_size}, workers=workers, progress=False)
+    overrides = {
+        "trainer.vocab_size": vocab_size,
+        "pretokenizer.grammar": grammar,
+        "pretokenizer.parser": parser,
+        "input.parser": parser,
+    }
+    tokenizer = bpe_core.train(CONFIG, paths, overrides, workers=workers, progress=False)
     trained = time.perf_counter()
     train_parse, train_tokenize = spent["parse"], spent["tokenize"]
     if workers == 1:
@@ -166,7 +176,33 @@ def miditok_base_vocabulary(args: list[str]) -> dict[str, Any]:
     return {"seconds": 0.0, "base_vocabulary": len(tokenizer.vocab)}
 
 
-CHILD_TASKS = {"bpe-core": run_bpe_core, "miditok": run_miditok, "miditok-vocabulary": miditok_base_vocabulary}
+def symusic_agreement(args: list[str]) -> dict[str, Any]:
+    """Songs where symusic's reading differs from the compiled parser's (which tests/test_midi.py
+    proves equal to mido's on every song): notes as a multiset, tempos, time signatures (not timed)."""
+    from collections import Counter
+
+    from bpe_midi.song import read_song
+
+    paths = song_paths(args[0], int(args[1]))
+    differing = []
+    for path in paths:
+        ours, theirs = read_song(str(path)), read_song(str(path), "symusic")
+
+        def music(song: Any) -> tuple[Any, ...]:
+            notes = Counter(note[:6] for note in song.notes)
+            return song.ticks_per_beat, notes, song.tempos, song.time_signatures
+
+        if music(ours) != music(theirs):
+            differing.append(path.name)
+    return {"seconds": 0.0, "songs": len(paths), "differing": differing}
+
+
+CHILD_TASKS = {
+    "bpe-core": run_bpe_core,
+    "miditok": run_miditok,
+    "miditok-vocabulary": miditok_base_vocabulary,
+    "symusic-agreement": symusic_agreement,
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -193,11 +229,15 @@ def main() -> None:
         # bpe-core's alphabet is larger than MidiTok's, so at one vocabulary size it learns fewer
         # merges; one more row gives it as many merges as MidiTok learns
         their_base = _common.run_child(script, ChildJob("miditok-vocabulary"), work_dir).result["base_vocabulary"]
+        agreement = _common.run_child(script, ChildJob("symusic-agreement", common[:2]), work_dir).result
         ours_base = OUR_ALPHABET + OUR_SPECIAL_TOKENS
         same_merges_vocab = ours_base + VOCAB_SIZE - their_base
         jobs = {
             "bpe-core, 1 process": ChildJob("bpe-core", (*common, "1")),
             "bpe-core, 2 workers": ChildJob("bpe-core", (*common, "2")),
+            "bpe-core, 1 process, parser symusic": ChildJob("bpe-core", (*common, "1", "remi", "symusic")),
+            "bpe-core, 1 process, grammar tsd": ChildJob("bpe-core", (*common, "1", "tsd", "fast")),
+            "bpe-core, 1 process, grammar midilike": ChildJob("bpe-core", (*common, "1", "midilike", "fast")),
             f"bpe-core, 1 process, vocab {same_merges_vocab} (MidiTok's merge count)": ChildJob(
                 "bpe-core", (str(SONGS_DIR), str(options.songs), str(same_merges_vocab), "1")
             ),
@@ -248,12 +288,31 @@ def main() -> None:
         ],
         rows,
     )
-    stages = ours["stages"]
+    # every one-process run times its stages; the columns are those runs
+    staged = {name: summary.best for name, summary in results.items() if "stages" in summary.best}
     stage_table = markdown_table(
-        ["stage", "seconds", "share"],
-        [[stage, f"{seconds:.2f}", f"{ratio(seconds, ours['seconds']):.0%}"] for stage, seconds in stages.items()]
-        + [["total", f"{ours['seconds']:.2f}", "100%"]],
+        ["stage", *(name.replace("bpe-core, 1 process", "").strip(", ") or "remi, fast" for name in staged)],
+        [
+            [stage]
+            + [
+                f"{best['stages'][stage]:.2f} s ({ratio(best['stages'][stage], best['seconds']):.0%})"
+                for best in staged.values()
+            ]
+            for stage in ours["stages"]
+        ]
+        + [["total"] + [f"{best['seconds']:.2f} s" for best in staged.values()]],
     )
+    for name, best in staged.items():
+        print(f"{name}: " + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in best["stages"].items()))
+    by_grammar = {
+        grammar: results[name].best
+        for grammar, name in (
+            ("remi", "bpe-core, 1 process"),
+            ("tsd", "bpe-core, 1 process, grammar tsd"),
+            ("midilike", "bpe-core, 1 process, grammar midilike"),
+        )
+    }
+    symusic_run = results["bpe-core, 1 process, parser symusic"]
     theirs = reference.best
     faster = ratio(reference.seconds(), results["bpe-core, 1 process"].seconds())
     faster_two = ratio(reference.seconds(), results["bpe-core, 2 workers"].seconds())
@@ -284,6 +343,30 @@ def main() -> None:
             f"fewer than its events; {ratio(same_merges['bpe_tokens'], theirs['bpe_tokens']):.3f}x MidiTok's tokens)."
         ),
         (
+            "- Grammars at vocab "
+            f"{VOCAB_SIZE} (each its own alphabet, the rest merges): BPE tokens per song "
+            + ", ".join(
+                f"{grammar} {best['bpe_tokens'] / best['songs']:,.0f} "
+                f"({best['base_tokens'] / best['songs']:,.0f} events, {compression(best):.1%} fewer)"
+                for grammar, best in by_grammar.items()
+            )
+            + "."
+        ),
+        (
+            f"- symusic reads {agreement['songs'] - len(agreement['differing'])} of {agreement['songs']} songs exactly "
+            "as the compiled parser (= mido): notes, tempos, time signatures"
+            + (f" (differing: {', '.join(agreement['differing'][:5])})" if agreement["differing"] else "")
+            + ". "
+            f"Reading with symusic (`parser: symusic`): end to end {symusic_run.seconds():.2f} s against "
+            f"{results['bpe-core, 1 process'].seconds():.2f} s with the compiled parser; its parse stage "
+            f"{symusic_run.best['stages']['parse']:.2f} s against {ours['stages']['parse']:.2f} s."
+        ),
+        (
+            f"- Issue 16 target (at least 4x faster than MidiTok end to end, one process, tokens per song at most "
+            f"MidiTok's): {faster:.2f}x faster, {'met' if faster >= 4 else 'NOT met'}; tokens per song "
+            f"{ratio(ours['bpe_tokens'], theirs['bpe_tokens']):.3f}x MidiTok's."
+        ),
+        (
             f"- Acceptance (issue 6: faster end to end, compression at least as good at the same vocabulary): "
             f"speed {'met' if faster > 1 else 'NOT met'} (one process against MidiTok's default); compression "
             f"{'met' if compression(ours) >= compression(theirs) else 'NOT met'} by each tool's 1 - BPE/base; "
@@ -304,7 +387,7 @@ def main() -> None:
             f"### POP909, {len(songs)} songs, vocab {VOCAB_SIZE}",
             table,
             "\n".join(verdict),
-            "### Where bpe-core's time goes (one process)",
+            "### Where bpe-core's time goes (one process; the other readers and grammars beside)",
             stage_table,
         ],
         notes=[
@@ -315,7 +398,7 @@ def main() -> None:
             ),
             (
                 "bpe-core: `bpe_core.train('configs/midi-remi-bpe.yaml', paths, {'trainer.vocab_size': 2000})` "
-                "(BPE within bars, 642 events + 4 special tokens + 1354 merges), then `encode(path)` per song; "
+                "(BPE within bars, 426 events + 4 special tokens + 1570 merges), then `encode(path)` per song; "
                 "2 workers: `train(..., workers=2)` and `encode_batch(paths, workers=2)`. Stages (one process): "
                 "parse = time in `read_song` (the compiled SMF parser and note pairing), tokenize = time in "
                 "`MidiEventPretokenizer.tokenize`, train = the rest of `train` (counting unique bars, merging), "

@@ -11,6 +11,7 @@ forked worker processes; everything else uses a few songs or small files built w
 """
 
 import hashlib
+import importlib.util
 import io
 import multiprocessing
 import os
@@ -18,6 +19,7 @@ import re
 import tempfile
 from array import array
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from helpers.midi import (
     REMI_CONFIG,
     PackedSong,
     Quantization,
+    RefSong,
     absolute_messages,
     bar_lines,
     last_event_step,
@@ -53,8 +56,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bpe_core
+import bpe_midi.events as events_module
 from bpe_core import BpeError
-from bpe_midi import smf
+from bpe_midi import grammars, smf
 from bpe_midi.song import Song, events_from_mido, read_song, song_from_events
 
 PARSERS = ("fast", "mido")
@@ -440,6 +444,257 @@ def test_encoding_the_decoded_song_gives_the_same_ids_on_every_song(pop909_cases
         return [f"{len(case.ids)} ids, {len(case.reencoded)} after the round trip; first difference at {at}"]
 
     assert not failures(pop909_cases, check)
+
+
+# ---------------------------------------------------------------------------------------------
+# grammars: TSD and MIDILike on every song (the REMI pass's mido reading reused), and the kernel
+
+GRAMMARS = ("tsd", "midilike")
+
+
+def grammar_tokenizer(songs: list[Path], grammar: str, **options: Any) -> bpe_core.Tokenizer:
+    """configs/midi-remi-bpe.yaml with another grammar, trained on the first 50 songs, no special tokens."""
+    overrides: dict[str, Any] = {"special_tokens.tokens": [], "pretokenizer.grammar": grammar}
+    overrides.update({f"pretokenizer.{key}": value for key, value in options.items()})
+    return bpe_core.train(REMI_BPE_CONFIG, songs[:TRAINING_SONGS], overrides, progress=False)
+
+
+@pytest.fixture(scope="module")
+def grammar_tokenizers(songs: list[Path]) -> dict[str, bpe_core.Tokenizer]:
+    return {grammar: grammar_tokenizer(songs, grammar) for grammar in GRAMMARS}
+
+
+@dataclass
+class GrammarCase:
+    """One song through one grammar: what breaks the round trip (empty: nothing), and its ids' count."""
+
+    path: str
+    problems: list[str]
+    tokens: int = 0
+
+
+_GRAMMAR_STATE: list[Any] = []  # (tokenizers, REMI's, REMI cases) set before the worker processes fork
+FILE_ROUND_TRIP_EVERY = 4  # songs whose decoded file is read back with mido and encoded again
+
+
+def same_music(song: RefSong, packed: PackedSong) -> bool:
+    """The same notes (as a multiset), tempo changes and time signatures, at the same ticks."""
+    other = packed.unpack()
+    return (song.ticks_per_beat, note_multiset(song.notes), song.tempos, song.time_signatures) == (
+        other.ticks_per_beat,
+        note_multiset(other.notes),
+        other.tempos,
+        other.time_signatures,
+    )
+
+
+def decoded_music(tokenizer: bpe_core.Tokenizer, ids: Sequence[int]) -> tuple[Any, ...]:
+    """What the decoder writes to the MIDI file for these ids (bpe_midi.decoding.MidiDecoder.music),
+    with the notes sorted: their order in the file is the grammar's."""
+    index = {label: symbol for symbol, label in enumerate(tokenizer.alphabet)}
+    symbols = [index[label] for label in events(tokenizer, list(ids))]
+    tempos, signatures, notes = tokenizer.decoder.music(symbols, tokenizer.alphabet)
+    return tempos, signatures, sorted(notes)
+
+
+def grammar_case(index: int) -> list[GrammarCase]:
+    """Each grammar's ids of one song decode to the music REMI's ids decode to (whose file the REMI
+    tests check against the original); every few songs, through the MIDI file and back as well."""
+    tokenizers, remi, cases = _GRAMMAR_STATE
+    case = cases[index]
+    found = []
+    for grammar in GRAMMARS:
+        tokenizer = tokenizers[grammar]
+        if case.reading_error or case.round_trip_error or case.ids is None or case.decoded is None:
+            found.append(GrammarCase(case.path, [case.reading_error or case.round_trip_error or "not read"]))
+            continue
+        try:
+            ids = tokenizer.encode(case.path)
+            problems = []
+            if decoded_music(tokenizer, ids) != decoded_music(remi, case.ids):
+                problems.append("decodes to other music than REMI's ids")
+            if index % FILE_ROUND_TRIP_EVERY == 0:
+                decoded = tokenizer.decode(ids)
+                reading = reference_song(decoded)
+                if not same_music(reading, case.decoded):
+                    assert case.original is not None
+                    original, grid = case.original.unpack(), quantization_of(tokenizer)
+                    problems += round_trip_problems(original, reading, grid)
+                    problems += tempo_problems(original, reading, grid) + signature_problems(original, reading, grid)
+                    problems.append("the decoded file holds other music than REMI's")
+                if tokenizer.encode(decoded) != ids:
+                    problems.append("encoding the decoded song gives other ids")
+            found.append(GrammarCase(case.path, problems, len(ids)))
+        except Exception as error:  # noqa: BLE001
+            found.append(GrammarCase(case.path, [f"{type(error).__name__}: {error}"]))
+    return found
+
+
+@pytest.fixture(scope="module")
+def grammar_cases(
+    pop909_cases: list[SongCase], grammar_tokenizers: dict[str, bpe_core.Tokenizer], remi_bpe: bpe_core.Tokenizer
+) -> dict[str, list[GrammarCase]]:
+    _GRAMMAR_STATE[:] = [grammar_tokenizers, remi_bpe, pop909_cases]
+    indexes = list(range(len(pop909_cases)))
+    if WORKERS == 1:
+        per_song = [grammar_case(index) for index in indexes]
+    else:
+        with multiprocessing.get_context("fork").Pool(WORKERS) as pool:
+            per_song = list(pool.imap(grammar_case, indexes, chunksize=8))
+    return {grammar: [song[position] for song in per_song] for position, grammar in enumerate(GRAMMARS)}
+
+
+def grammar_failures(cases: list[GrammarCase], limit: int = 5) -> list[str]:
+    found = [f"{Path(case.path).name}: " + "; ".join(case.problems) for case in cases if case.problems]
+    return [f"{len(found)} of {len(cases)} songs"] + found[:limit] if found else []
+
+
+@pytest.mark.parametrize("grammar", GRAMMARS)
+def test_every_grammar_decodes_every_song_with_remis_guarantees(
+    grammar_cases: dict[str, list[GrammarCase]], grammar: str
+) -> None:
+    """Pitch, program or drum, onset within half a step, duration and velocity in their bins,
+    tempos and time signatures: the music REMI decodes to, which the REMI tests hold to these
+    promises against the independent reading; every fourth song also through the decoded file,
+    which encodes to the same ids."""
+    assert len(grammar_cases[grammar]) == 909
+    assert not grammar_failures(grammar_cases[grammar])
+
+
+def kernel_source() -> Any:
+    """bpe_midi.grammars loaded from its Python source, whichever mode the installed module runs in."""
+    path = Path(grammars.__file__).with_name("grammars.py")
+    spec = importlib.util.spec_from_file_location("grammars_from_source", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def source_layout(source: Any, layout: Any) -> Any:
+    bases = [
+        layout.bar_id,
+        layout.signature_base,
+        layout.position_base,
+        layout.tempo_base,
+        layout.program_base,
+        layout.pitch_base,
+        layout.note_off_base,
+        layout.velocity_base,
+        layout.duration_base,
+        layout.shift_base,
+        layout.max_shift,
+    ]
+    return source.Layout(
+        layout.grammar,
+        layout.split,
+        layout.resolution,
+        layout.pitch_low,
+        layout.pitch_high,
+        list(layout.velocities),
+        list(layout.durations),
+        list(layout.program_ranks),
+        layout.drum_rank,
+        bases,
+    )
+
+
+@pytest.mark.both_modes
+@pytest.mark.parametrize("grammar", ("remi", *GRAMMARS))
+def test_the_compiled_tokenizer_gives_the_ids_of_its_source_and_round_trips(
+    songs: list[Path], grammar: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a few songs in every split, bpe_midi.grammars (compiled, or its source with BPE_CORE_PURE=1)
+    gives exactly the chunks, bars and report of its Python source; what it gives decodes with REMI's
+    guarantees (the pure run checks this for the source itself)."""
+    source = kernel_source()
+    sample = [songs[index] for index in (0, 208, 470, 777)]  # 470 has 960 ticks per beat
+    for split in ("bar", "beat", "none"):
+        tokenizer = small_tokenizer(songs, grammar=grammar, split=split)
+        pretokenizer = tokenizer.pretokenizer
+        for path in sample:
+            song = read_song(str(path))
+            ours = pretokenizer.tokenize_bars(song)
+            with monkeypatch.context() as patch:
+                patch.setattr(pretokenizer, "layout", source_layout(source, pretokenizer.layout))
+                patch.setattr(events_module, "grammars", source)
+                assert pretokenizer.tokenize_bars(song) == ours, (grammar, split, path.name)
+        if split == "bar":
+            grid = quantization_of(tokenizer)
+            for path in sample[:2]:
+                original = reference_song(mido.MidiFile(str(path)))
+                decoded = reference_song(tokenizer.decode(tokenizer.encode(path)))
+                assert not round_trip_problems(original, decoded, grid), (grammar, path.name)
+
+
+def test_grammars_other_than_remi_have_no_bar_or_position_events(
+    grammar_tokenizers: dict[str, bpe_core.Tokenizer],
+) -> None:
+    for grammar, tokenizer in grammar_tokenizers.items():
+        kinds = {label.split("_")[0] for label in tokenizer.alphabet}
+        assert "Bar" not in kinds and "Position" not in kinds and "TimeShift" in kinds, grammar
+    assert {label.split("_")[0] for label in grammar_tokenizers["midilike"].alphabet} >= {"NoteOn", "NoteOff"}
+
+
+def time_shifts(labels: Iterable[str]) -> int:
+    return sum(int(label.split("_")[1]) for label in labels if label.startswith("TimeShift_"))
+
+
+@pytest.mark.parametrize("grammar", GRAMMARS)
+def test_chunks_of_time_shift_grammars_begin_at_bar_lines(songs: list[Path], grammar: str) -> None:
+    """With split: bar, each chunk is one bar: its time shifts add up to the bar's length (2/4 at
+    8 steps per beat: 16), but the last bar's, which stops at the last event; with split: beat,
+    chunks within a bar add up to it and tokenize_bars names the first chunk of each bar."""
+    tokenizer = small_tokenizer(songs, grammar=grammar, split="bar")
+    song = read_song(str(songs[0]))
+    assert song.time_signatures == [(0, 2, 4)]
+    chunks, bars, _ = tokenizer.pretokenizer.tokenize_bars(song)
+    labels = tokenizer.alphabet
+    assert bars == list(range(len(chunks)))
+    assert [time_shifts(labels[symbol] for symbol in chunk) for chunk in chunks[:-1]] == [16] * (len(chunks) - 1)
+    assert time_shifts(labels[symbol] for symbol in chunks[-1]) < 16
+    by_beat = small_tokenizer(songs, grammar=grammar, split="beat")
+    beat_chunks, beat_bars, _ = by_beat.pretokenizer.tokenize_bars(song)
+    assert len(beat_bars) == len(chunks) and len(beat_chunks) > len(chunks)
+    for bar, (start, end) in enumerate(zip(beat_bars, beat_bars[1:] + [len(beat_chunks)])):
+        in_bar = [labels[symbol] for chunk in beat_chunks[start:end] for symbol in chunk]
+        assert in_bar == [labels[symbol] for symbol in chunks[bar]]
+
+
+def test_midilike_ends_a_note_inside_another_of_its_pitch_with_a_duration(songs: list[Path]) -> None:
+    """First-in first-out NoteOffs cannot end a note that starts and ends while an earlier note of
+    the same program and pitch sounds: that one note gets a Duration, and both come back."""
+    tokenizer = small_tokenizer(songs, grammar="midilike")
+    song = midi_file([note(0, 1920, 60, 90) + note(480, 960, 60, 40, channel=1) + note(960, 1440, 64)])
+    labels = events(tokenizer, tokenizer.encode(song))
+    assert labels.count("NoteOn_60") == 2 and labels.count("NoteOff_60") == 1
+    assert [label for label in labels if label.startswith("Duration_")] == ["Duration_8"]
+    decoded = reference_song(tokenizer.decode(tokenizer.encode(song)))
+    assert not round_trip_problems(reference_song(song), decoded, quantization_of(tokenizer))
+    assert sorted((item.start, item.end) for item in decoded.notes if item.pitch == 60) == [(0, 1920), (480, 960)]
+
+
+def test_the_symusic_parser_reads_the_same_music_and_gives_the_same_ids(
+    songs: list[Path], remi_bpe: bpe_core.Tokenizer
+) -> None:
+    """`parser: symusic` (the optional extra): the notes, tempos and time signatures of the compiled
+    parser (which is mido's reading) on every ninth song; notes keep symusic's track numbers."""
+    for path in songs[::9] + [songs[470]]:
+        fast, other = read_song(str(path)), read_song(str(path), "symusic")
+        assert (other.ticks_per_beat, other.tempos, other.time_signatures) == (
+            fast.ticks_per_beat,
+            fast.tempos,
+            fast.time_signatures,
+        ), path.name
+        assert note_multiset(other.notes) == note_multiset(fast.notes), path.name
+    assert remi_bpe.pretokenizer.split(read_song(str(songs[3]), "symusic")) == remi_bpe.pretokenizer.split(songs[3])
+    with pytest.raises(BpeError, match=re.escape(str(songs[0])) + ".*not a valid MIDI file"):
+        read_song(str(songs[0]), "symusic", songs[0].read_bytes()[:100])
+
+
+def test_an_unknown_grammar_is_an_error_naming_the_allowed_ones(songs: list[Path]) -> None:
+    with pytest.raises(BpeError, match=r"pretokenizer\.grammar.*remi, tsd, midilike"):
+        small_tokenizer(songs, grammar="cpword")
 
 
 EVENT_KINDS = ("Bar", "TimeSig", "Position", "Tempo", "note", "note", "note", "any")

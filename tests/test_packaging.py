@@ -32,6 +32,7 @@ COMPILED_MODULES = [
     "bpe_text/counting",
     "bpe_text/scanner",
     "bpe_midi/smf",
+    "bpe_midi/grammars",
 ]
 SAMPLES = [
     "bpe_core/samples/us-founding-texts.txt",

@@ -1,5 +1,5 @@
 """Built-in MIDI plugin: the `midi` reader (a compiled exact parser, or mido), the `midi-events`
-REMI-style pretokenizer and the `midi` decoder (mido.MidiFile out). Registered through the
+event pretokenizer (REMI, TSD, MIDILike) and the `midi` decoder (mido.MidiFile out). Registered through the
 `bpe_core` entry-point group."""
 
 from bpe_core.contract import DecoderFactory, PretokenizerFactory, ReaderFactory

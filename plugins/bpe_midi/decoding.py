@@ -5,9 +5,11 @@ channel 10), at `beat_resolution * 60` ticks per beat so every grid step is a wh
 ticks. Notes of the same pitch that would overlap within a track go to separate tracks, so that
 reading the file back pairs every note_on with its own note_off (encoding the decoded file gives
 the same ids). Malformed event sequences (a model may generate any) decode what is complete:
-a note needs Program, Pitch, Velocity and Duration in that order.
+a REMI or TSD note needs Program, Pitch, Velocity and Duration in that order; a MIDILike note
+needs Program, NoteOn, Velocity, then a Duration or, later, Program and NoteOff of its pitch.
 """
 
+from collections import deque
 from typing import Any
 
 from bpe_core.contract import check_options
@@ -15,16 +17,81 @@ from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output
 
 TICKS_PER_STEP = 60
+# tempo changes, time signatures and notes (program, pitch, velocity, start step, steps)
+Music = tuple[list[tuple[int, int]], list[tuple[int, int, int]], list[tuple[str, int, int, int, int]]]
 
 
 class MidiDecoder:
     name = "midi"
 
     def __init__(self, options: dict[str, Any]) -> None:
-        check_options("decoder", self.name, options, ("beat_resolution",))
+        check_options("decoder", self.name, options, ("beat_resolution", "grammar"))
         self.resolution = int(options.get("beat_resolution", 8))
+        self.grammar = options.get("grammar", "remi")
+        if self.grammar not in ("remi", "tsd", "midilike"):
+            raise BpeError(f"decoder.grammar: {self.grammar!r} is not allowed; allowed: remi, tsd, midilike")
 
     def decode(self, symbols: list[int], alphabet: list[str]) -> Any:
+        return self._midi_file(*self.music(symbols, alphabet))
+
+    def music(self, symbols: list[int], alphabet: list[str]) -> Music:
+        """What `decode` writes to the file: tempo changes (grid step, microseconds per beat), time
+        signatures (step, numerator, denominator) and notes (program, pitch, velocity, start step,
+        steps); the same for every grammar's events of one song, in their grammar's order."""
+        if self.grammar == "remi":
+            return self._remi_music(symbols, alphabet)
+        return self._timed_music(symbols, alphabet)
+
+    def _timed_music(self, symbols: list[int], alphabet: list[str]) -> Music:
+        """TSD and MIDILike: time moves only by TimeShift; a NoteOff ends the oldest sounding
+        note of its program and pitch (first in, first out)."""
+        step = 0
+        tempos: list[tuple[int, int]] = []
+        signatures: list[tuple[int, int, int]] = []
+        notes: list[tuple[str, int, int, int, int]] = []  # program, pitch, velocity, start, steps
+        sounding: dict[tuple[str, int], deque[tuple[int, int]]] = {}  # (program, pitch) -> (start, velocity)
+        program: str | None = None
+        pitch: int | None = None
+        velocity: int | None = None
+        opened: tuple[str, int] | None = None  # the MIDILike note just opened, which a Duration ends
+        for symbol in symbols:
+            kind, _, value = alphabet[symbol].partition("_")
+            if kind != "Duration":
+                opened = None
+            if kind == "TimeShift":
+                step += int(value)
+            elif kind == "TimeSig":
+                numerator, denominator = (int(part) for part in value.split("/"))
+                signatures.append((step, numerator, denominator))
+            elif kind == "Tempo":
+                tempos.append((step, round(60_000_000 / int(value))))
+            elif kind == "Program":
+                program, pitch, velocity = value, None, None
+            elif kind in ("Pitch", "NoteOn") and program is not None:
+                pitch, velocity = int(value), None
+            elif kind == "Velocity" and program is not None and pitch is not None:
+                velocity = int(value)
+                if self.grammar == "midilike":
+                    sounding.setdefault((program, pitch), deque()).append((step, velocity))
+                    opened = (program, pitch)
+                    pitch = velocity = None
+            elif kind == "Duration" and opened is not None:
+                start, opened_velocity = sounding[opened].pop()
+                notes.append((opened[0], opened[1], opened_velocity, start, int(value)))
+                opened = None
+            elif kind == "Duration" and program is not None and pitch is not None and velocity is not None:
+                notes.append((program, pitch, velocity, step, int(value)))
+                pitch = velocity = None
+            elif kind == "NoteOff" and program is not None:
+                waiting = sounding.get((program, int(value)))
+                if waiting:
+                    start, opened_velocity = waiting.popleft()
+                    if step > start:  # a note of no length is not a note
+                        notes.append((program, int(value), opened_velocity, start, step - start))
+                pitch = velocity = None
+        return tempos, signatures, notes
+
+    def _remi_music(self, symbols: list[int], alphabet: list[str]) -> Music:
         resolution = self.resolution
         bar_start = -1
         bar_steps = 4 * resolution
@@ -57,7 +124,7 @@ class MidiDecoder:
             elif kind == "Duration" and program is not None and pitch is not None and velocity is not None:
                 notes.append((program, pitch, velocity, step, int(value)))
                 pitch = velocity = None
-        return self._midi_file(tempos, signatures, notes)
+        return tempos, signatures, notes
 
     def _midi_file(
         self,
@@ -101,12 +168,20 @@ class MidiDecoder:
             channel = channels[program]
             events: list[tuple[int, int, Any]] = []
             if program != "drums":
-                events.append((0, 0, mido.Message("program_change", channel=channel, program=int(program), time=0)))
+                events.append((0, 0, mido.Message("program_change", channel=channel, program=int(program))))
+            # skip_checks: channels, pitches and velocities come from the alphabet, all in MIDI's range,
+            # and mido's checks cost more than the rest of decoding
             for start, end, pitch, velocity in lane_notes[(program, lane)]:
                 events.append(
-                    (start, 2, mido.Message("note_on", channel=channel, note=pitch, velocity=velocity, time=0))
+                    (
+                        start,
+                        2,
+                        mido.Message("note_on", skip_checks=True, channel=channel, note=pitch, velocity=velocity),
+                    )
                 )
-                events.append((end, 1, mido.Message("note_off", channel=channel, note=pitch, velocity=0, time=0)))
+                events.append(
+                    (end, 1, mido.Message("note_off", skip_checks=True, channel=channel, note=pitch, velocity=0))
+                )
             midi.tracks.append(_track(events))
         return midi
 
@@ -126,7 +201,8 @@ def _track(events: list[tuple[int, int, Any]]) -> Any:
     track = mido.MidiTrack()
     now = 0
     for tick, _, message in sorted(events, key=lambda event: (event[0], event[1])):
-        track.append(message.copy(time=tick - now))
+        message.time = tick - now  # each message is new and in one track: no copy (a copy costs more than the message)
+        track.append(message)
         now = tick
     track.append(mido.MetaMessage("end_of_track", time=0))
     return track

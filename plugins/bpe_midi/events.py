@@ -1,21 +1,32 @@
-"""The `midi-events` pretokenizer: a REMI-style event grammar over a fixed alphabet.
+"""The `midi-events` pretokenizer: a song as events over a fixed alphabet, in one of three grammars.
 
-A song is a sequence of bars: `Bar`, `TimeSig_n/d` (first bar and changes), then for each grid
-position that holds something `Position_i`, `Tempo_t` (first position and changes) and, per note,
-`Program_p` (or `Program_drums`), `Pitch_n`, `Velocity_v`, `Duration_d`. Onsets are rounded to the
-grid (`beat_resolution` steps per beat), durations to bins of grid steps that grow coarser for
-long notes, velocities and tempos to bins. A time signature change takes effect at the next bar
-line, so bars are the same when decoding. `report` says what quantization changed.
+`grammar: remi` (the default) is a sequence of bars: `Bar`, `TimeSig_n/d` (first bar and
+changes), then for each grid position that holds something `Position_i`, `Tempo_t` (first
+position and changes) and, per note, `Program_p` (or `Program_drums`), `Pitch_n`, `Velocity_v`,
+`Duration_d`. `tsd` has no Bar or Position: `TimeShift_k` moves time on by k grid steps, then
+the same tempo and note events. `midilike` has `TimeShift_k`, `Program_p NoteOn_n Velocity_v` where a
+note starts and `Program_p NoteOff_n` where it ends (the NoteOff ends the oldest sounding note
+of that program and pitch; a note that ends inside an earlier one of the same program and pitch,
+which no NoteOff can end, gets a `Duration_d` after its Velocity instead). In TSD and MIDILike
+time shifts stop at every bar line (an empty bar is one `TimeShift` of its length), so each bar's
+events begin at its bar line and `split: bar | beat` cut there, as in REMI.
+
+Onsets are rounded to the grid (`beat_resolution` steps per beat), durations to bins of grid
+steps that grow coarser for long notes (a MIDILike NoteOff comes that binned duration after its
+NoteOn, so every grammar keeps the same notes), velocities and tempos to bins. A time signature
+change takes effect at the next bar line, so bars are the same when decoding. `report` says what
+quantization changed. The work is done by the compiled kernel `bpe_midi.grammars`; this module
+reads the options, builds the alphabet and the kernel's `Layout`, and names the report's counts.
 """
 
 import bisect
 import math
-from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from bpe_core.contract import check_options
 from bpe_core.errors import BpeError
+from bpe_midi import grammars
 from bpe_midi.song import Song, song_of
 
 # the time signatures of most music; others are read as 4/4 (and reported), or listed in options
@@ -152,27 +163,82 @@ def _signatures(choice: Any, resolution: int) -> tuple[tuple[int, int], ...]:
     return tuple(dict.fromkeys(signatures))
 
 
-def alphabet_of(grid: Grid, with_signatures: bool) -> list[str]:
-    labels = ["Bar"]
+GRAMMARS = ("remi", "tsd", "midilike")
+GRAMMAR_CODES = {"remi": grammars.REMI, "tsd": grammars.TSD, "midilike": grammars.MIDILIKE}
+SPLIT_CODES = {"bar": grammars.SPLIT_BAR, "beat": grammars.SPLIT_BEAT, "none": grammars.SPLIT_NONE}
+
+
+def alphabet_of(grid: Grid, with_signatures: bool, grammar: str = "remi") -> list[str]:
+    """The event labels of a grammar, in id order (REMI's order is what saved tokenizers hold)."""
+    longest_bar = max(grid.bar_steps(*signature) for signature in grid.signatures)
+    labels = ["Bar"] if grammar == "remi" else []
     if with_signatures:
         labels += [f"TimeSig_{numerator}/{denominator}" for numerator, denominator in grid.signatures]
-    labels += [f"Position_{index}" for index in range(max(grid.bar_steps(*signature) for signature in grid.signatures))]
+    if grammar == "remi":
+        labels += [f"Position_{index}" for index in range(longest_bar)]
     labels += [f"Tempo_{bpm}" for bpm in grid.tempos]
     labels += [f"Program_{program}" for program in grid.programs] + ["Program_drums"]
-    labels += [f"Pitch_{pitch}" for pitch in range(grid.pitch_low, grid.pitch_high + 1)]
+    if grammar == "midilike":
+        labels += [f"NoteOn_{pitch}" for pitch in range(grid.pitch_low, grid.pitch_high + 1)]
+        labels += [f"NoteOff_{pitch}" for pitch in range(grid.pitch_low, grid.pitch_high + 1)]
+    else:
+        labels += [f"Pitch_{pitch}" for pitch in range(grid.pitch_low, grid.pitch_high + 1)]
     labels += [f"Velocity_{velocity}" for velocity in grid.velocities]
     labels += [f"Duration_{steps}" for steps in grid.durations]
+    if grammar != "remi":
+        labels += [f"TimeShift_{steps}" for steps in range(1, longest_bar + 1)]
     return labels
 
 
+def layout_of(grid: Grid, labels: list[str], grammar: str, split: str) -> grammars.Layout:
+    """Where each kind of event starts among `labels`, for the compiled tokenizer."""
+    ids = {label: index for index, label in enumerate(labels)}
+
+    def base(label: str) -> int:
+        return ids.get(label, grammars.NO_SYMBOL)
+
+    low = grid.pitch_low
+    first_signature = f"TimeSig_{grid.signatures[0][0]}/{grid.signatures[0][1]}"
+    ranks = [grammars.NO_SYMBOL] * 128
+    for rank, program in enumerate(grid.programs):
+        ranks[program] = rank
+    bases = [
+        base("Bar"),
+        base(first_signature),
+        base("Position_0"),
+        base(f"Tempo_{grid.tempos[0]}"),
+        base(f"Program_{grid.programs[0]}") if grid.programs else base("Program_drums"),
+        base(f"NoteOn_{low}") if grammar == "midilike" else base(f"Pitch_{low}"),
+        base(f"NoteOff_{low}"),
+        base(f"Velocity_{grid.velocities[0]}"),
+        base(f"Duration_{grid.durations[0]}"),
+        base("TimeShift_1"),
+        sum(label.startswith("TimeShift_") for label in labels),
+    ]
+    return grammars.Layout(
+        GRAMMAR_CODES[grammar],
+        SPLIT_CODES[split],
+        grid.resolution,
+        low,
+        grid.pitch_high,
+        list(grid.velocities),
+        list(grid.durations),
+        ranks,
+        len(grid.programs),
+        bases,
+    )
+
+
 class MidiEventPretokenizer:
-    """REMI-style events; chunks are bars (`split: bar`), beats, or whole songs (`none`)."""
+    """Events in one of three grammars (`grammar: remi | tsd | midilike`); chunks are bars
+    (`split: bar`), beats, or whole songs (`none`)."""
 
     name = "midi-events"
     byte_level = False
     decoder = "midi"
     symbol_unit = "events"
     OPTIONS = (
+        "grammar",
         "beat_resolution",
         "velocity_bins",
         "pitch_range",
@@ -186,16 +252,24 @@ class MidiEventPretokenizer:
     def __init__(self, options: dict[str, Any]) -> None:
         check_options("pretokenizer", self.name, options, self.OPTIONS)
         self.raw_options = dict(options)
+        self.grammar = options.get("grammar", "remi")
+        if self.grammar not in GRAMMARS:
+            raise BpeError(f"pretokenizer.grammar: {self.grammar!r} is not allowed; allowed: {', '.join(GRAMMARS)}")
         self.grid = grid_from_options(options)
         self.with_signatures = options.get("time_signatures", True) is not False
         self.split_mode = options.get("split", "bar")
-        if self.split_mode not in ("bar", "beat", "none"):
+        if self.split_mode not in SPLIT_CODES:
             raise BpeError(f"pretokenizer.split: {self.split_mode!r} is not allowed; allowed: bar, beat, none")
         self.parser = options.get("parser", "fast")
-        if self.parser not in ("fast", "mido"):
-            raise BpeError(f"pretokenizer.parser: {self.parser!r} is not allowed; allowed: fast, mido")
-        self.labels = alphabet_of(self.grid, self.with_signatures)
+        if self.parser not in ("fast", "mido", "symusic"):
+            raise BpeError(f"pretokenizer.parser: {self.parser!r} is not allowed; allowed: fast, mido, symusic")
+        self.labels = alphabet_of(self.grid, self.with_signatures, self.grammar)
         self.ids = {label: index for index, label in enumerate(self.labels)}
+        self.layout = layout_of(self.grid, self.labels, self.grammar, self.split_mode)
+        self.signature_index = {signature: index for index, signature in enumerate(self.grid.signatures)}
+        if not self.with_signatures:
+            self.signature_index = {}
+        self.tempo_bins: dict[int, int] = {}  # microseconds per beat -> tempo bin
 
     def options(self) -> dict[str, Any]:
         return dict(self.raw_options)
@@ -204,7 +278,10 @@ class MidiEventPretokenizer:
         return list(self.labels)
 
     def decoder_options(self) -> dict[str, Any]:
-        return {"beat_resolution": self.grid.resolution}
+        options: dict[str, Any] = {"beat_resolution": self.grid.resolution}
+        if self.grammar != "remi":
+            options["grammar"] = self.grammar
+        return options
 
     def safe_cut(self, text: str) -> int:
         return 0
@@ -213,7 +290,7 @@ class MidiEventPretokenizer:
         return list(chunk)
 
     def split(self, document: Any) -> list[tuple[int, ...]]:
-        chunks, _ = self.tokenize(song_of(document, self.parser))
+        chunks, _, _ = self.tokenize_bars(song_of(document, self.parser))
         return chunks
 
     def report(self, document: Any) -> dict[str, Any]:
@@ -222,126 +299,51 @@ class MidiEventPretokenizer:
         return report
 
     def tokenize(self, song: Song) -> tuple[list[tuple[int, ...]], dict[str, Any]]:
-        grid, ids = self.grid, self.ids
-        ticks_per_step = song.ticks_per_beat / grid.resolution
-        report: Counter[str] = Counter({key: 0 for key in REPORT_KEYS})
-        max_shift = 0.0
+        """A song's chunks (each a tuple of symbol ids) and what quantization changed."""
+        chunks, _, report = self.tokenize_bars(song)
+        return chunks, report
 
-        def step_of(tick: int) -> int:
-            return math.floor(tick / ticks_per_step + 0.5)
-
-        signatures = []
+    def tokenize_bars(self, song: Song) -> tuple[list[tuple[int, ...]], list[int], dict[str, Any]]:
+        """`tokenize`, with the index of the chunk where each bar begins: every bar, even an empty
+        one, begins a chunk with `split: bar` or `beat` (so a song can be cut at bar lines between
+        chunks); with `split: none` the song is one chunk and the list is [0]."""
+        grid = self.grid
+        ticks_per_beat, resolution = song.ticks_per_beat, grid.resolution
+        unsupported = 0
+        signatures: list[int] = []
         for tick, numerator, denominator in song.time_signatures:
             if (numerator, denominator) not in grid.signatures:
-                report["time_signatures_unsupported"] += 1
+                unsupported += 1
                 numerator, denominator = 4, 4
-            signatures.append((step_of(tick), numerator, denominator))
-        if not signatures or signatures[0][0] > 0:
-            signatures.insert(0, (0, 4, 4))
-        tempos = [(step_of(tick), grid.tempo_index(tempo)) for tick, tempo in song.tempos]
-        if not tempos or tempos[0][0] > 0:
-            tempos.insert(0, (0, grid.tempo_index(DEFAULT_TEMPO)))
-        report["tempos_binned"] = sum(
-            1
-            for _, tempo in song.tempos
-            if abs(60_000_000 / max(1, tempo) - grid.tempos[grid.tempo_index(tempo)]) > 0.5
+            step = grammars.step_of(tick, ticks_per_beat, resolution)
+            index = self.signature_index.get((numerator, denominator), grammars.NO_SYMBOL)
+            signatures.extend((step, index, grid.bar_steps(numerator, denominator)))
+        if not signatures or signatures[0] > 0:
+            signatures[:0] = [0, self.signature_index.get((4, 4), grammars.NO_SYMBOL), grid.bar_steps(4, 4)]
+        tempos: list[int] = []
+        binned = 0
+        for tick, microseconds in song.tempos:
+            index = self.tempo_bin(microseconds)
+            binned += abs(60_000_000 / max(1, microseconds) - grid.tempos[index]) > 0.5
+            tempos.extend((grammars.step_of(tick, ticks_per_beat, resolution), index))
+        if not tempos or tempos[0] > 0:
+            tempos[:0] = [0, self.tempo_bin(DEFAULT_TEMPO)]
+        chunks, bar_chunks, counts, largest_shift = grammars.tokenize(
+            self.layout,
+            ticks_per_beat,
+            # a Note is such a tuple; a list type (not Sequence) keeps the compiled loop's fast path
+            cast(list[tuple[int, int, int, int, int, bool, int]], song.notes),
+            tempos,
+            signatures,
         )
+        report: dict[str, Any] = dict(zip(REPORT_KEYS, counts))
+        report["tempos_binned"] = binned
+        report["time_signatures_unsupported"] = unsupported
+        report["max_onset_shift_beats"] = round(largest_shift / (ticks_per_beat * resolution), 6)
+        return chunks, bar_chunks, report
 
-        notes: list[tuple[int, int, int, int, int]] = []  # onset step, program id, pitch, velocity id, duration id
-        for note in song.notes:
-            report["notes"] += 1
-            if not grid.pitch_low <= note.pitch <= grid.pitch_high:
-                report["dropped_pitch_out_of_range"] += 1
-                continue
-            if note.drum:
-                program = ids["Program_drums"]
-            elif note.program in grid.programs:
-                program = ids[f"Program_{note.program}"]
-            else:
-                report["dropped_program_not_allowed"] += 1
-                continue
-            exact = note.start / ticks_per_step
-            onset = step_of(note.start)
-            if onset != exact:
-                report["onsets_moved"] += 1
-                max_shift = max(max_shift, abs(onset - exact) / grid.resolution)
-            steps = max(1, step_of(note.end) - onset)
-            duration = grid.duration_index(steps)
-            if steps > grid.durations[-1]:
-                report["durations_clipped"] += 1
-            elif grid.durations[duration] != steps:
-                report["durations_binned"] += 1
-            velocity = grid.velocity_index(note.velocity)
-            if grid.velocities[velocity] != note.velocity:
-                report["velocities_binned"] += 1
-            notes.append((onset, program, note.pitch, velocity, duration))
-        notes.sort()
-        report["notes_kept"] = len(notes)
-
-        # bars: a time signature change takes effect at the first bar line at or after it
-        last_step = max([notes[-1][0] if notes else 0, tempos[-1][0]])
-        bar_starts: list[int] = []
-        bar_signatures: list[tuple[int, int]] = []
-        pending = 0
-        start = 0
-        while True:
-            while pending + 1 < len(signatures) and signatures[pending + 1][0] <= start:
-                pending += 1
-            bar_starts.append(start)
-            bar_signatures.append(signatures[pending][1:])
-            start += grid.bar_steps(*signatures[pending][1:])
-            if start > last_step:
-                break
-
-        # events per bar: {position: (tempo or None, [notes])}
-        per_bar: list[dict[int, list[Any]]] = [{} for _ in bar_starts]
-        for step, tempo in tempos:
-            bar = bisect.bisect_right(bar_starts, step) - 1
-            per_bar[bar].setdefault(step - bar_starts[bar], [None, []])[0] = tempo
-        for quantized in notes:
-            bar = bisect.bisect_right(bar_starts, quantized[0]) - 1
-            per_bar[bar].setdefault(quantized[0] - bar_starts[bar], [None, []])[1].append(quantized)
-
-        position_base = ids["Position_0"]
-        tempo_base = ids[f"Tempo_{grid.tempos[0]}"]
-        pitch_base = ids[f"Pitch_{grid.pitch_low}"]
-        velocity_base = ids[f"Velocity_{grid.velocities[0]}"]
-        duration_base = ids[f"Duration_{grid.durations[0]}"]
-        chunks: list[tuple[int, ...]] = []
-        song_tokens: list[int] = []
-        previous_signature: tuple[int, int] | None = None
-        for bar, events in enumerate(per_bar):
-            bar_tokens = [ids["Bar"]]
-            if self.with_signatures and bar_signatures[bar] != previous_signature:
-                numerator, denominator = bar_signatures[bar]
-                bar_tokens.append(ids[f"TimeSig_{numerator}/{denominator}"])
-            previous_signature = bar_signatures[bar]
-            current: list[int] = bar_tokens
-            beat = 0
-            for position in sorted(events):
-                tempo, position_notes = events[position]
-                if self.split_mode == "beat" and position // grid.resolution != beat:
-                    beat = position // grid.resolution
-                    chunks.append(tuple(current))
-                    current = []
-                current.append(position_base + position)
-                if tempo is not None:
-                    current.append(tempo_base + tempo)
-                for _, program, pitch, velocity, duration in position_notes:
-                    current.extend(
-                        (
-                            program,
-                            pitch_base + pitch - grid.pitch_low,
-                            velocity_base + velocity,
-                            duration_base + duration,
-                        )
-                    )
-            if self.split_mode == "none":
-                song_tokens.extend(current)
-            else:
-                chunks.append(tuple(current))
-        if self.split_mode == "none":
-            chunks = [tuple(song_tokens)]
-        result: dict[str, Any] = {key: report[key] for key in REPORT_KEYS}
-        result["max_onset_shift_beats"] = round(max_shift, 6)
-        return chunks, result
+    def tempo_bin(self, microseconds: int) -> int:
+        index = self.tempo_bins.get(microseconds)
+        if index is None:
+            index = self.tempo_bins[microseconds] = self.grid.tempo_index(microseconds)
+        return index

@@ -28,8 +28,8 @@ class MidiReader:
         if self.on_error not in ("skip", "error"):
             raise BpeError(f"input.on_error: {self.on_error!r} is not allowed; allowed: skip, error")
         self.parser = options.get("parser", "fast")
-        if self.parser not in ("fast", "mido"):
-            raise BpeError(f"input.parser: {self.parser!r} is not allowed; allowed: fast, mido")
+        if self.parser not in ("fast", "mido", "symusic"):
+            raise BpeError(f"input.parser: {self.parser!r} is not allowed; allowed: fast, mido, symusic")
         self._sources: list[Source] = []
         self.skipped: list[str] = []
         self.beats = 0.0
