@@ -38,6 +38,7 @@ class PairTable:
     occurrence_position: vec[i32]
     occurrence_next: vec[i32]
     free_occurrence: i64
+    pool_capacity: i64
     slot_keys: vec[i64]
     slot_ids: vec[i64]
     occupied: i64
@@ -53,6 +54,7 @@ class PairTable:
         self.occurrence_position = vec[i32]()
         self.occurrence_next = vec[i32]()
         self.free_occurrence = END
+        self.pool_capacity = 0
         capacity: i64 = 1024
         self.slot_keys = vec[i64]([EMPTY] * capacity)
         self.slot_ids = vec[i64]([EMPTY] * capacity)
@@ -131,6 +133,55 @@ class PairTable:
                 slot = (slot + 1) & self.mask
             slot_keys[slot] = key
             slot_ids[slot] = old_ids[index]
+
+    def reserve_occurrences(self, expected: i64) -> None:
+        """Size the pool for `expected` entries at once (a genome's first chains): grown by appends
+        it would double, and peak at three times its size while a full buffer is copied."""
+        if expected > self.pool_capacity:
+            self.pool_capacity = expected
+            self.occurrence_position = vec[i32](self.occurrence_position, capacity=expected)
+            self.occurrence_next = vec[i32](self.occurrence_next, capacity=expected)
+
+    def pool_full(self) -> bool:
+        return self.free_occurrence == END and len(self.occurrence_position) >= self.pool_capacity
+
+    def sweep(self, pair_at: vec[i32]) -> None:
+        """Return every stale chain entry (its position no longer starts the pair: `pair_at` says
+        what does) to the pool, keeping each chain's order; grow the pool by a quarter if that
+        freed less than an eighth of it. Called when the pool is full, so sweeping costs O(1) per
+        entry over time and the pool stays near the live entries, at most one per position."""
+        size: i64 = len(self.occurrence_position)
+        if 8 * self._drop_stale(pair_at) <= size:
+            # one array at a time, and no other reference to the old buffers: each copy briefly
+            # holds the old and the new buffer of one array only
+            self.pool_capacity = max(size + size // 4, 1024)
+            self.occurrence_position = vec[i32](self.occurrence_position, capacity=self.pool_capacity)
+            self.occurrence_next = vec[i32](self.occurrence_next, capacity=self.pool_capacity)
+
+    def _drop_stale(self, pair_at: vec[i32]) -> i64:
+        position_of = self.occurrence_position
+        next_of = self.occurrence_next
+        freed: i64 = 0
+        for pair_id in range(len(self.head)):
+            node = self.head[pair_id]
+            kept: i64 = END
+            while node != END:
+                following = i64(next_of[node])
+                if i64(pair_at[i64(position_of[node])]) == pair_id:
+                    if kept == END:
+                        self.head[pair_id] = node
+                    else:
+                        next_of[kept] = i32(node)
+                    kept = node
+                else:
+                    self.release_occurrence(node)
+                    freed += 1
+                node = following
+            if kept == END:
+                self.head[pair_id] = END
+            else:
+                next_of[kept] = i32(END)
+        return freed
 
     def add_occurrence(self, pair_id: i64, position: i64) -> None:
         node = self.free_occurrence
