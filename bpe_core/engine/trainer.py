@@ -217,11 +217,11 @@ class Trainer:
         for pair_id in range(pairs.size()):
             if pair_id in replayed:
                 continue
-            left, right = pairs.left[pair_id], pairs.right[pair_id]
+            left, right = i64(pairs.left[pair_id]), i64(pairs.right[pair_id])
             if not self._vetoed(left, right):
                 continue
-            node = pairs.head[pair_id]
-            pairs.head[pair_id] = END
+            node = i64(pairs.head[pair_id])
+            pairs.head[pair_id] = i32(END)
             while node != END:
                 position = i64(pairs.occurrence_position[node])
                 following = i64(pairs.occurrence_next[node])
@@ -233,8 +233,8 @@ class Trainer:
             pairs.forbid(left, right)
 
     def _tie(self, pair_id: i64) -> i64:
-        left = self.pairs.left[pair_id]
-        right = self.pairs.right[pair_id]
+        left = i64(self.pairs.left[pair_id])
+        right = i64(self.pairs.right[pair_id])
         if self.tie_break == TIE_HF:
             # Hugging Face numbers its alphabet by code point, merged tokens in merge order
             if left < self.alphabet_size:
@@ -316,8 +316,8 @@ class Trainer:
     def _merge_all(self, best: i64, left: i64, right: i64, new_id: i64) -> None:
         """Merge every live occurrence of pair `best` = (left, right) into new_id."""
         pairs, pair_at, nxt = self.pairs, self.pair_at, self.nxt
-        node = pairs.head[best]
-        pairs.head[best] = END
+        node = i64(pairs.head[best])
+        pairs.head[best] = i32(END)
         while node != END:
             position = i64(pairs.occurrence_position[node])
             following = i64(pairs.occurrence_next[node])
@@ -347,7 +347,7 @@ class Trainer:
             right: i64 = merges[rank][1]
             self.token_length = append(self.token_length, self.token_length[left] + self.token_length[right])
             best = pairs.find(left, right)
-            if best < 0 or pairs.head[best] == END:
+            if best < 0 or i64(pairs.head[best]) == END:
                 continue
             self._merge_all(best, left, right, self.alphabet_size + rank)
 
@@ -412,8 +412,8 @@ class Trainer:
             best = self._best_pair(heap)
             if best == NO_PAIR or pairs.count[best] < threshold:
                 break
-            left = pairs.left[best]
-            right = pairs.right[best]
+            left = i64(pairs.left[best])
+            right = i64(pairs.right[best])
             new_id: i64 = self.alphabet_size + len(self.merges)
             partner_left, partner_right = self._partner(left, right) if self.mirrored else (left, right)
             paired = partner_left != left or partner_right != right
