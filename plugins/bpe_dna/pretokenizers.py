@@ -10,10 +10,12 @@ complement partner. This module does not read files.
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
-from bpe_core.contract import check_options
+from bpe_core.contract import TokenDrawing, check_options
 from bpe_core.errors import BpeError
+from bpe_dna import drawing
 from bpe_dna.readers import Record
 
 BASES = "ACGT"
@@ -193,6 +195,10 @@ class NucleotidePretokenizer:
     def decoder_options(self) -> dict[str, Any]:
         return {}
 
+    def draw_tokens(self, tokens: Sequence[Sequence[int]], spans: Sequence[tuple[int, int]] | None) -> TokenDrawing:
+        """GC content per token and N runs, for `bpe inspect --html` (see `drawing`)."""
+        return drawing.draw(self.alphabet(), tokens, spans)
+
     def hf_components(self) -> dict[str, Any]:
         """Hugging Face equivalent: upper-casing by Replace (case: fold), letters that stand alone
         isolated by a Split, tokens fused back together when decoding."""
@@ -317,6 +323,10 @@ class KmerPretokenizer:
 
     def safe_cut(self, text: str) -> int:
         return 0
+
+    def draw_tokens(self, tokens: Sequence[Sequence[int]], spans: Sequence[tuple[int, int]] | None) -> TokenDrawing:
+        """GC content per token and N runs, for `bpe inspect --html` (see `drawing`)."""
+        return drawing.draw(self.alphabet(), tokens, spans)
 
     def decoder_options(self) -> dict[str, Any]:
         return {"k": self.k, "stride": self.stride, "padded": self.remainder == "pad" and self.k > 1}
