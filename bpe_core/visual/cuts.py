@@ -234,11 +234,12 @@ def first_document(tokenizer: Shown, path: str) -> Any:
 
 
 def shipped_sample(tokenizer: Shown) -> Traversable | None:
-    """The sample shipped in bpe_core/samples that the tokenizer's reader reads: those with one
-    of the reader's suffixes first, then the rest; None when it reads none of them."""
+    """The first sample shipped in bpe_core/samples that the tokenizer's reader reads (of those
+    with one of its suffixes, when it lists them); None when it reads none of them."""
     suffixes = reader_suffixes(tokenizer.reader())
-    names = sorted(SHIPPED_SAMPLES, key=lambda name: not (suffixes and name.endswith(suffixes)))
-    for name in names:
+    for name in SHIPPED_SAMPLES:
+        if suffixes and not name.endswith(suffixes):
+            continue
         sample = files("bpe_core").joinpath("samples", *name.split("/"))
         try:
             first_document(tokenizer, str(sample))

@@ -50,17 +50,26 @@ padding:8px;max-height:420px;overflow:auto}
 .charts{display:flex;flex-wrap:wrap;gap:18px}.charts figure{margin:0}
 figcaption{font-size:12px;color:#555;max-width:560px}table{border-collapse:collapse;font-size:12px}
 td,th{border:1px solid #ddd;padding:2px 6px;text-align:left}
+.tip{display:none;position:absolute;z-index:9;white-space:pre;font:12px/1.4 ui-monospace,monospace;background:#222;
+color:#fff;padding:6px 8px;border-radius:4px;max-width:560px;overflow:hidden;pointer-events:none}
 """
-# hovering a token outlines the tokens with its id and its part of the figure
+# hovering a token outlines the tokens with its id and its part of the figure, and shows its
+# tooltip at once (the title moves to data-tip, so the browser's own tooltip does not follow)
 SCRIPT = """
+var tip=document.createElement('div');tip.className='tip';document.body.appendChild(tip);
 document.querySelectorAll('.side').forEach(function(side){
   side.addEventListener('mouseover',function(event){
     var token=event.target.closest('.t');
     side.querySelectorAll('.hi,.same').forEach(function(e){e.classList.remove('hi','same')});
-    if(!token)return;
+    if(!token){tip.style.display='none';return;}
     side.querySelectorAll('.t[data-id="'+token.dataset.id+'"]').forEach(function(e){e.classList.add('same')});
     side.querySelectorAll('[data-k="'+token.dataset.k+'"]').forEach(function(e){e.classList.add('hi')});
+    if(token.title){token.dataset.tip=token.title;token.removeAttribute('title');}
+    var box=token.getBoundingClientRect();
+    tip.textContent=token.dataset.tip;tip.style.display='block';
+    tip.style.left=(box.left+window.scrollX)+'px';tip.style.top=(box.bottom+window.scrollY+6)+'px';
   });
+  side.addEventListener('mouseleave',function(){tip.style.display='none';});
 });
 """
 
@@ -91,8 +100,9 @@ def _side(tokenizer: Shown, ranks: Ranks, shown: Cut, side: str) -> str:
     symbols = sum(ranks.length(token) for token in shown.ids if token not in tokenizer.special_ids.values())
     ratio = f"{symbols / len(shown.ids):.2f}" if shown.ids else "-"
     return (
-        f'<div class="side" data-side="{side}"><h3>{escape(tokenizer.name)}: <span class="count">'
-        f"{len(shown.ids):,}</span> tokens for {symbols:,} {escape(unit)} ({ratio} per token)</h3>"
+        f'<div class="side" data-side="{side}"><h3>{escape(tokenizer.name)} (vocab {tokenizer.vocab_size:,}): '
+        f'<span class="count">{len(shown.ids):,}</span> tokens for {symbols:,} {escape(unit)} ({ratio} per token)'
+        "</h3>"
         + (f'<p class="capped">{escape(shown.capped)}</p>' if shown.capped else "")
         + _cut_html(tokenizer, ranks, shown, side)
         + "</div>"

@@ -107,7 +107,8 @@ def draw(labels: Sequence[str], tokens: Sequence[Sequence[int]], grammar: str, r
     width = min(MAX_WIDTH, (end + 1) * STEP_WIDTH + 40)
     height = (high - low + 1) * PITCH_HEIGHT + 20
     body = [
-        "<style>.n0{fill:#3b6fb6}.n1{fill:#d9822b}.box{fill:none;stroke:#222;stroke-width:1;stroke-dasharray:3 2}"
+        "<style>.note{stroke:#222;stroke-width:.5}.n0{fill:#3b6fb6}.n1{fill:#d9822b}"
+        ".box{fill:none;stroke:#222;stroke-width:1;stroke-dasharray:3 2}"
         ".bar{stroke:#999}.beat{stroke:#eee}</style>"
     ]
     for beat in range(0, end + 1, resolution):
@@ -135,6 +136,8 @@ def draw(labels: Sequence[str], tokens: Sequence[Sequence[int]], grammar: str, r
         box = boxes.setdefault(note.token, [x, y, x + w, y + PITCH_HEIGHT - 1])
         box[:] = [min(box[0], x), min(box[1], y), max(box[2], x + w), max(box[3], y + PITCH_HEIGHT - 1)]
     for token, (x0, y0, x1, y1) in boxes.items():
+        if started[token] < 2:  # a lone note's own outline is its token's
+            continue
         body.append(
             f'<rect class="box" data-k="{token}" x="{x0 - 1}" y="{y0 - 1}" width="{x1 - x0 + 2}" '
             f'height="{y1 - y0 + 2}"/>'
@@ -145,6 +148,7 @@ def draw(labels: Sequence[str], tokens: Sequence[Sequence[int]], grammar: str, r
     )
     legend = (
         f"Piano roll of the shown tokens: {len(notes):,} notes in {len(bar_lines):,} bars; each note is filled in "
-        "the color of the token that starts it, each token's notes are outlined (dashed), bars are numbered."
+        "the color of the token that starts it and outlined, a token's notes together in a dashed box when it starts "
+        "several; bars are numbered."
     )
     return TokenDrawing(facts, [""] * len(tokens), svg, legend)
