@@ -11,6 +11,7 @@ blank.
 
 import gzip
 import io
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from PIL import Image
 import bpe_core
 from bpe_core.visual.cuts import SAMPLE_TOKENS
 from bpe_core.visual.page import NOTEBOOK_TOKENS
+from bpe_midi.roll import roll_notes
 
 MAIN_TOKENS = '.cut[data-side="main"] .t'
 MIN_COLORS = 64  # a blank or unstyled page has a handful of colors; the charts and tokens give hundreds
@@ -148,6 +150,7 @@ def shown_ids(browser: Browser) -> list[int]:
     ]
 
 
+@pytest.mark.both_modes
 def test_text_page_shows_every_token_of_the_sample_with_its_tooltip_and_bad_bytes_in_hex(
     browser: Browser, text_tokenizer: Path, text_sample: Path, workdir: Path
 ) -> None:
@@ -180,6 +183,7 @@ def test_text_page_shows_every_token_of_the_sample_with_its_tooltip_and_bad_byte
     assert " ".join(f"{byte:02x}" for byte in first_bad) in shown_hex
 
 
+@pytest.mark.both_modes
 def test_dna_page_shows_positions_gc_and_n_of_each_token(
     browser: Browser, dna_tokenizer: Path, reads_sample: Path, workdir: Path
 ) -> None:
@@ -210,6 +214,7 @@ def test_dna_page_shows_positions_gc_and_n_of_each_token(
     assert browser.evaluate("document.querySelectorAll('svg.gc rect.nrun').length") == runs
 
 
+@pytest.mark.both_modes
 def test_midi_page_draws_the_piano_roll_of_the_shown_tokens_capped(
     browser: Browser, midi_tokenizer: Path, workdir: Path
 ) -> None:
@@ -234,6 +239,7 @@ def test_midi_page_draws_the_piano_roll_of_the_shown_tokens_capped(
     assert browser.evaluate("document.querySelectorAll('svg.roll line.bar').length") > 1
 
 
+@pytest.mark.both_modes
 def test_compare_shows_both_cuts_of_the_same_sample_with_their_counts(
     browser: Browser, text_tokenizer: Path, text_sample: Path, workdir: Path
 ) -> None:
@@ -297,3 +303,32 @@ def test_inspect_html_without_on_shows_the_sample_shipped_for_the_domain(
     assert browser.evaluate(f"document.querySelectorAll('{MAIN_TOKENS}').length") == SAMPLE_TOKENS
     fastq = run_bpe("inspect", dna_tokenizer, "--html", out, cwd=workdir)  # no sample ships for FASTQ
     assert_clean_error(fastq, "fastq", "--on")
+
+
+@pytest.mark.both_modes
+@pytest.mark.parametrize("grammar", ["remi", "tsd", "midilike"])
+def test_piano_roll_draws_the_decoders_notes_each_from_the_token_of_its_onset(
+    grammar: str, midi_songs: list[Path]
+) -> None:
+    config = {
+        "name": f"roll-{grammar}",
+        "input": {"reader": "midi"},
+        "pretokenizer": {"name": "midi-events", "grammar": grammar},
+        "trainer": {"vocab_size": 600},
+    }
+    tokenizer = bpe_core.train(config, midi_songs[:4], progress=False, workers=1)
+    symbol_ids = {label: index for index, label in enumerate(tokenizer.alphabet)}
+    ids = tokenizer.encode(midi_songs[6])
+    tokens = [[symbol_ids[label] for label in tokenizer.token_symbols(token)] for token in ids]
+    resolution = tokenizer.pretokenizer.grid.resolution  # type: ignore[attr-defined]
+    notes, bar_lines = roll_notes(tokenizer.alphabet, tokens, grammar, resolution)
+    _, _, decoded = tokenizer.decoder.music([symbol for token in tokens for symbol in token], tokenizer.alphabet)  # type: ignore[attr-defined]
+    assert Counter((note.program, note.pitch, note.start, note.steps) for note in notes) == Counter(
+        (program, pitch, start, steps) for program, pitch, _, start, steps in decoded
+    )
+    onset = "NoteOn" if grammar == "midilike" else "Pitch"
+    assert all(f"{onset}_{note.pitch}" in tokenizer.token_symbols(ids[note.token]) for note in notes)
+    if grammar == "remi":
+        assert len(bar_lines) == sum(tokenizer.token_symbols(token).count("Bar") for token in ids)
+    assert bar_lines == sorted(bar_lines) and bar_lines[0] == 0
+    assert bar_lines[-1] <= max(note.start + note.steps for note in notes) < bar_lines[-1] + 16 * resolution
