@@ -13,6 +13,7 @@ import gzip
 import io
 from collections import Counter
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ import pytest
 from helpers.browser import Browser
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
 from helpers.paths import LAMBDA_PATH, POP909_DIR, READS_PATH, require
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 import bpe_core
@@ -271,8 +274,8 @@ def test_visualize_returns_the_page_for_a_document_and_the_notebook_a_small_samp
     assert "<html" not in notebook and notebook.count('<span class="t ') == NOTEBOOK_TOKENS
 
 
-def test_inspect_html_refuses_a_missing_sample_a_bad_compare_file_and_compare_alone(
-    text_tokenizer: Path, workdir: Path
+def test_inspect_html_refuses_a_missing_sample_a_bad_or_other_domain_compare_file_and_compare_alone(
+    text_tokenizer: Path, midi_tokenizer: Path, workdir: Path
 ) -> None:
     out = workdir / "refused.html"
     missing = workdir / "no-such-sample.txt"
@@ -281,6 +284,8 @@ def test_inspect_html_refuses_a_missing_sample_a_bad_compare_file_and_compare_al
     bad.write_text("{not json", encoding="utf-8")
     assert_clean_error(run_bpe("inspect", text_tokenizer, "--html", out, "--compare", bad, cwd=workdir), str(bad))
     assert_clean_error(run_bpe("inspect", text_tokenizer, "--compare", text_tokenizer, cwd=workdir), "--html")
+    other_domain = run_bpe("inspect", text_tokenizer, "--html", out, "--compare", midi_tokenizer, cwd=workdir)
+    assert_clean_error(other_domain, "'midi'", "'text'")
     assert not out.exists()
     assert not list(workdir.glob(".tmp-*"))
 
@@ -332,3 +337,54 @@ def test_piano_roll_draws_the_decoders_notes_each_from_the_token_of_its_onset(
         assert len(bar_lines) == sum(tokenizer.token_symbols(token).count("Bar") for token in ids)
     assert bar_lines == sorted(bar_lines) and bar_lines[0] == 0
     assert bar_lines[-1] <= max(note.start + note.steps for note in notes) < bar_lines[-1] + 16 * resolution
+
+
+class ShownTokens(HTMLParser):
+    """The bytes each token element of the main cut shows: its text, and its hex for bad bytes."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tokens: list[tuple[int, bytes]] = []
+        self.side = ""
+        self.in_hex = False
+        self.depth = 0  # of elements open inside the current token
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        if "cut" in (attributes.get("class") or "").split():
+            self.side = attributes.get("data-side") or ""
+        classes = (attributes.get("class") or "").split()
+        if self.side == "main" and tag == "span" and "t" in classes:
+            self.tokens.append((int(attributes["data-id"] or -1), b""))
+            self.depth = 1
+        elif self.depth:
+            self.depth += 1
+            self.in_hex = "x" in classes
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.depth:
+            self.depth -= 1
+            self.in_hex = False
+        elif tag == "div":
+            self.side = ""
+
+    def handle_data(self, data: str) -> None:
+        if not self.depth:
+            return
+        token, shown = self.tokens[-1]
+        if self.in_hex:
+            shown += bytes.fromhex(data)
+        else:
+            shown += data.replace("\u21b5\n", "\n").encode("utf-8")
+        self.tokens[-1] = (token, shown)
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\u21b5"), max_size=300))
+def test_the_cut_shows_exactly_the_texts_bytes_token_by_token(text_tokenizer: Path, text: str) -> None:
+    tokenizer = bpe_core.load(text_tokenizer)
+    parser = ShownTokens()
+    parser.feed(tokenizer.visualize(text))
+    ids = tokenizer.encode(text, allowed_special="all")  # the page marks special tokens in a sample
+    assert [token for token, _ in parser.tokens] == ids
+    assert [shown for _, shown in parser.tokens] == [tokenizer.token_bytes(token) for token in ids]

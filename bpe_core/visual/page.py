@@ -8,6 +8,7 @@ and a `title` tooltip; a domain's figure marks token `k`'s part with the same `d
 module reads files only through the tokenizer's reader (for `on`) and writes none.
 """
 
+import os
 from collections import Counter
 from collections.abc import Sequence
 from importlib.resources import as_file
@@ -251,13 +252,19 @@ def page(
     compression and usage are measured on the files `on`, or on the sample when there are none."""
     ranks = Ranks(tokenizer)
     shown = cut(tokenizer, document)
-    where = source or document_source(document)
+    where = source or (os.fspath(document) if isinstance(document, os.PathLike) else document_source(document))
     sides = [_side(tokenizer, ranks, shown, "main")]
     files = [measure(tokenizer, ranks, path, workers) for path in on] or [
         measured("the sample", ranks, Counter(shown.ids))
     ]
     compared: list[Measured] | None = None
     if compare is not None:
+        readers = tokenizer.reader().name, compare.reader().name
+        if readers[0] != readers[1]:
+            raise BpeError(
+                f"the compared tokenizer {compare.name!r} reads {readers[1]!r} documents and {tokenizer.name!r} reads "
+                f"{readers[0]!r} ones: compare tokenizers of one kind of document"
+            )
         compare_ranks = Ranks(compare)
         try:
             compared_cut = cut(compare, document)
