@@ -47,14 +47,16 @@ class Browser:
 
     def __init__(self, width: int = 1280, height: int = 900) -> None:
         self.width, self.height = width, height
-        self.profile = tempfile.TemporaryDirectory(prefix="bpe-chromium-")
-        self.process = subprocess.Popen(
-            [chromium(), *FLAGS, f"--user-data-dir={self.profile.name}", "about:blank"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        self.profile = tempfile.TemporaryDirectory(prefix="bpe-chromium-", ignore_cleanup_errors=True)
+        # Chromium's log goes to a file, not a pipe: a pipe nobody reads would fill and stall it
+        self.log = Path(self.profile.name) / "chromium.log"
+        with open(self.log, "w", encoding="utf-8") as log:
+            self.process = subprocess.Popen(
+                [chromium(), *FLAGS, f"--user-data-dir={self.profile.name}/profile", "about:blank"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
         self.events: list[dict[str, Any]] = []
         self.next_id = 0
         address = self._devtools_address()
@@ -73,18 +75,18 @@ class Browser:
         )
 
     def _devtools_address(self) -> str:
-        assert self.process.stderr is not None
         deadline = time.monotonic() + TIMEOUT
-        seen = []
         while time.monotonic() < deadline:
-            line = self.process.stderr.readline()
-            if not line and self.process.poll() is not None:
-                break
-            seen.append(line)
-            found = re.search(r"DevTools listening on (ws://\S+)", line)
+            found = re.search(
+                r"DevTools listening on (ws://\S+)", self.log.read_text(encoding="utf-8", errors="replace")
+            )
             if found:
                 return found.group(1)
-        raise AssertionError("chromium did not start: " + "".join(seen[-20:]))
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.05)
+        log = self.log.read_text(encoding="utf-8", errors="replace").splitlines()
+        raise AssertionError("chromium did not start:\n" + "\n".join(log[-20:]))
 
     def __enter__(self) -> "Browser":
         return self
@@ -102,8 +104,6 @@ class Browser:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-            if self.process.stderr is not None:
-                self.process.stderr.close()
             self.profile.cleanup()
 
     def call(self, method: str, session: bool = False, **params: Any) -> dict[str, Any]:
