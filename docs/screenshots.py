@@ -72,6 +72,17 @@ def tokenizers(directory: Path) -> dict[str, tuple[Path, list[str]]]:
         progress=False,
     )
     dna.save(directory / "dna.json")
+    reads = bpe_core.train(
+        {
+            "name": "dna-reads-256",
+            "input": {"reader": "fastq"},
+            "pretokenizer": {"name": "dna-nucleotides"},
+            "trainer": {"vocab_size": 256, "min_frequency": 2},
+        },
+        [DATA / "dna" / "lambda_reads_1.fq.gz"],
+        progress=False,
+    )
+    reads.save(directory / "reads.json")
     songs = sorted((DATA / "midi" / "pop909").glob("*.mid"))
     midi = bpe_core.train(
         {
@@ -88,6 +99,7 @@ def tokenizers(directory: Path) -> dict[str, tuple[Path, list[str]]]:
         "text": (directory / "text.json", ["--on", sample.name, corpus.name]),
         "compare": (directory / "text.json", ["--on", sample.name, "--compare", "text-512.json"]),
         "dna": (directory / "dna.json", ["--on", str(DATA / "dna" / "lambda_phage.fa.gz")]),
+        "dna-reads": (directory / "reads.json", ["--on", str(DATA / "dna" / "lambda_reads_1.fq.gz")]),
         "midi": (directory / "midi.json", ["--on", str(songs[100])]),
     }
 

@@ -153,7 +153,7 @@ def id_map(regions: Sequence[tuple[str, int, int]], marks: Sequence[tuple[str, i
             f'<rect x="{x:.1f}" y="20" width="{max((end - start) * scale, 1):.1f}" height="24" '
             f'fill="{COLORS[index % len(COLORS)]}" opacity="0.75"><title>{escape(name)}: ids '
             f"{start}..{end - 1}</title></rect>"
-            f'<text x="{x + 2:.1f}" y="60" font-size="10">{escape(name)} {start}</text>'
+            f'<text x="{x + 2:.1f}" y="{58 + 11 * (index % 2)}" font-size="10">{escape(name)} {start}</text>'
         )
     for name, token_id in marks:
         x = 10 + token_id * scale
@@ -161,4 +161,4 @@ def id_map(regions: Sequence[tuple[str, int, int]], marks: Sequence[tuple[str, i
             f'<line x1="{x:.1f}" y1="14" x2="{x:.1f}" y2="50" stroke="#c00" stroke-width="2">'
             f"<title>{escape(name)} = {token_id}</title></line>"
         )
-    return _svg(body, title, height=72)
+    return _svg(body, title, height=78)

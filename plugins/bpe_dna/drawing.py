@@ -34,6 +34,24 @@ def n_runs(
     return runs
 
 
+def _average_line(
+    spans: Sequence[tuple[int, int]], fractions: Sequence[float], first: int, last: int, scale: float
+) -> str:
+    """GC averaged over windows of about a hundredth of the sample (at least 20 positions), as a line."""
+    by_position = [-1.0] * (last - first)
+    for (start, end), fraction in zip(spans, fractions):
+        by_position[start - first : end - first] = [fraction] * (end - start)
+    window = max(20, (last - first) // 100)
+    points = []
+    for start in range(0, len(by_position), window):
+        known = [value for value in by_position[start : start + window] if value >= 0]
+        if known:
+            middle = start + min(window, len(by_position) - start) / 2
+            points.append(f"{middle * scale:.1f},{TRACK_HEIGHT * (1 - sum(known) / len(known)):.1f}")
+    title = f"GC over windows of {window} positions"
+    return f'<polyline class="avg" points="{" ".join(points)}"><title>{title}</title></polyline>'
+
+
 def draw(
     labels: Sequence[str], tokens: Sequence[Sequence[int]], spans: Sequence[tuple[int, int]] | None
 ) -> TokenDrawing:
@@ -57,7 +75,8 @@ def draw(
     last = max((end for _, end in spans), default=1)
     scale = TRACK_WIDTH / max(last - first, 1)
     body = [
-        "<style>.g0{fill:#3b6fb6}.g1{fill:#d9822b}.nrun{fill:#d22;opacity:.55}</style>",
+        "<style>.g0{fill:#3b6fb6}.g1{fill:#d9822b}.nrun{fill:#d22;opacity:.55}"
+        ".avg{fill:none;stroke:#111;stroke-width:1.5}</style>",
         f'<line x1="0" y1="{TRACK_HEIGHT / 2}" x2="{TRACK_WIDTH}" y2="{TRACK_HEIGHT / 2}" stroke="#aaa" '
         'stroke-dasharray="4 3"><title>GC 50%</title></line>',
     ]
@@ -70,6 +89,7 @@ def draw(
             f'y="{TRACK_HEIGHT - height:.1f}" '
             f'width="{max((end - start) * scale, 0.6):.1f}" height="{height:.1f}"/>'
         )
+    body.append(_average_line(spans, fractions, first, last, scale))
     for start, end in runs:
         body.append(
             f'<rect class="nrun" x="{(start - first) * scale:.1f}" y="0" width="{max((end - start) * scale, 2):.1f}" '
@@ -87,7 +107,8 @@ def draw(
     )
     longest = max((end - start for start, end in runs), default=0)
     legend = (
-        f"GC content per token along positions {first + 1:,}-{last:,} (bar height; dashed line: 50%). "
+        f"GC content per token along positions {first + 1:,}-{last:,} (bar height; black line: averaged "
+        f"over windows of {max(20, (last - first) // 100)} positions; dashed line: 50%). "
         f"N runs in red: {len(runs)}" + (f", the longest {longest:,} bp." if runs else ".")
     )
     return TokenDrawing(notes, marks, svg, legend)
