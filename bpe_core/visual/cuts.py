@@ -149,6 +149,13 @@ class Ranks:
             length = self.lengths[token] = len(self.tokenizer.token_symbols(token))
         return length
 
+    def count(self, token: int) -> int | None:
+        """How often a merged token's pair occurred when it was merged; None for other ids, or
+        when the tokenizer has no merge counts (an import)."""
+        rank = self.rank_of.get(token)
+        counts = self.tokenizer.merge_counts
+        return counts[rank] if rank is not None and rank < len(counts) else None
+
     def tooltip(self, token: int, span: tuple[int, int] | None = None, notes: str = "") -> str:
         """The tooltip of a token: id, symbols, training count and rank (and position, and what
         the domain adds), one fact a line."""
@@ -164,8 +171,8 @@ class Ranks:
             if rank is None:
                 lines.append("base symbol (no merge)")
             else:
-                counts = tokenizer.merge_counts
-                lines.append(f"training count {counts[rank]:,}" if rank < len(counts) else "training count unknown")
+                count = self.count(token)
+                lines.append("training count unknown" if count is None else f"training count {count:,}")
                 lines.append(f"rank {rank} of {len(self.rank_of):,} merges")
         if span is not None:
             lines.append(f"positions {span[0] + 1}-{span[1]}")

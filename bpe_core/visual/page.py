@@ -134,11 +134,10 @@ def _zipf_points(counts: Sequence[int]) -> list[tuple[float, float]]:
 def _token_list(tokenizer: Shown, ranks: Ranks, tokens: Sequence[int], usage: Counter[int]) -> str:
     rows = ["<table><tr><th>id</th><th>token</th><th>training count</th><th>uses on the sample</th></tr>"]
     for token in tokens:
-        rank = ranks.rank_of[token]
-        count = f"{tokenizer.merge_counts[rank]:,}" if rank < len(tokenizer.merge_counts) else "?"
+        count = ranks.count(token)
         rows.append(
             f'<tr><td>{token}</td><td title="{escape(ranks.tooltip(token))}">{escape(tokenizer.token_text(token))}'
-            f"</td><td>{count}</td><td>{usage[token]:,}</td></tr>"
+            f"</td><td>{'?' if count is None else f'{count:,}'}</td><td>{usage[token]:,}</td></tr>"
         )
     return "".join(rows) + "</table>"
 
@@ -223,15 +222,7 @@ def _charts(
         )
     )
     if tokenizer.merge_counts:
-        rarest = sorted(
-            merged,
-            key=lambda token: (
-                tokenizer.merge_counts[ranks.rank_of[token]]
-                if ranks.rank_of[token] < len(tokenizer.merge_counts)
-                else 0,
-                token,
-            ),
-        )
+        rarest = sorted(merged, key=lambda token: (ranks.count(token) or 0, token))
         parts.append(f"<h3>Rarest in training ({LISTED})</h3>" + _token_list(tokenizer, ranks, rarest[:LISTED], usage))
     if never:
         parts.append(f"<h3>Never used on the sample (the first {min(LISTED, len(never))} by rank)</h3>")
@@ -250,6 +241,11 @@ def page(
 ) -> str:
     """The whole page for `document` (the sample) cut by `tokenizer`, and by `compare` beside it;
     compression and usage are measured on the files `on`, or on the sample when there are none."""
+    if compare is not None and compare.reader().name != tokenizer.reader().name:
+        raise BpeError(
+            f"the compared tokenizer {compare.name!r} reads {compare.reader().name!r} documents and "
+            f"{tokenizer.name!r} reads {tokenizer.reader().name!r} ones: compare tokenizers of one kind of document"
+        )
     ranks = Ranks(tokenizer)
     shown = cut(tokenizer, document)
     where = source or (os.fspath(document) if isinstance(document, os.PathLike) else document_source(document))
@@ -259,12 +255,6 @@ def page(
     ]
     compared: list[Measured] | None = None
     if compare is not None:
-        readers = tokenizer.reader().name, compare.reader().name
-        if readers[0] != readers[1]:
-            raise BpeError(
-                f"the compared tokenizer {compare.name!r} reads {readers[1]!r} documents and {tokenizer.name!r} reads "
-                f"{readers[0]!r} ones: compare tokenizers of one kind of document"
-            )
         compare_ranks = Ranks(compare)
         try:
             compared_cut = cut(compare, document)
