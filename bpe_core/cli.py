@@ -262,7 +262,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         page = inspect_page(tokenizer, args.on or (), compare, args.workers)
         with atomic_output(args.html, binary=False) as out:
             out.write(page)
-        print(f"wrote {args.html} ({len(page.encode('utf-8')) / 1024:.0f} KiB)")
+        if args.html != "-":  # the page itself went to standard output
+            print(f"wrote {args.html} ({len(page.encode('utf-8')) / 1024:.0f} KiB)")
         return 0
     lines = summary_lines(tokenizer, args.top)
     if args.on:

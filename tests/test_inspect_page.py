@@ -388,3 +388,11 @@ def test_the_cut_shows_exactly_the_texts_bytes_token_by_token(text_tokenizer: Pa
     ids = tokenizer.encode(text, allowed_special="all")  # the page marks special tokens in a sample
     assert [token for token, _ in parser.tokens] == ids
     assert [shown for _, shown in parser.tokens] == [tokenizer.token_bytes(token) for token in ids]
+
+
+def test_html_to_standard_output_is_the_page_a_file_gets(
+    text_tokenizer: Path, text_sample: Path, workdir: Path
+) -> None:
+    page = write_page(text_tokenizer, text_sample, workdir)
+    printed = assert_ok(run_bpe("inspect", text_tokenizer, "--html", "-", "--on", text_sample, cwd=workdir))
+    assert printed == page.read_text(encoding="utf-8")
