@@ -262,7 +262,7 @@ def test_compare_shows_both_cuts_of_the_same_sample_with_their_counts(
         assert count == f"{len(shown):,}"
 
 
-def test_visualize_returns_the_page_for_a_document_and_the_notebook_a_small_sample(
+def test_visualize_returns_the_page_for_a_document_and_the_notebook_a_small_sample_styled_in_its_box(
     text_tokenizer: Path, text_sample: Path
 ) -> None:
     tokenizer = bpe_core.load(text_tokenizer)
@@ -272,6 +272,9 @@ def test_visualize_returns_the_page_for_a_document_and_the_notebook_a_small_samp
     assert page.count('<span class="t ') == len(tokenizer.encode(text))
     notebook = tokenizer._repr_html_()
     assert "<html" not in notebook and notebook.count('<span class="t ') == NOTEBOOK_TOKENS
+    style = notebook.split("<style>")[1].split("</style>")[0]
+    selectors = [rule.split("{")[0] for rule in style.split("}") if rule]
+    assert selectors and all(part.startswith(".bpe-view ") for rule in selectors for part in rule.split(","))
 
 
 def test_inspect_html_refuses_a_missing_sample_a_bad_or_other_domain_compare_file_and_compare_alone(

@@ -278,16 +278,28 @@ def page(
     )
 
 
+def _scoped(style: str, scope: str) -> str:
+    """The style's rules applied inside `scope` only (a notebook's own headings keep theirs)."""
+    rules = []
+    for rule in style.replace("\n", "").split("}"):
+        selectors, brace, body = rule.partition("{")
+        if brace:
+            scoped = ",".join(f"{scope} {selector.strip()}" for selector in selectors.split(","))
+            rules.append(f"{scoped}{{{body}}}")
+    return "".join(rules)
+
+
 def notebook(tokenizer: Shown) -> str:
     """A small view for notebooks: the summary and the first tokens of the shipped sample."""
     ranks = Ranks(tokenizer)
     sample = shipped_sample(tokenizer)
+    style = f"<style>{_scoped(STYLE, '.bpe-view')}</style>"
     if sample is None:
-        return f"<div>{_summary(tokenizer)}</div>"
+        return f'<div class="bpe-view">{style}{_summary(tokenizer)}</div>'
     with as_file(sample) as path:
         from_reader = tokenizer.reader().documents([str(path)], strict=True)
         shown = cut(tokenizer, next(from_reader), limit=NOTEBOOK_TOKENS, chars=NOTEBOOK_TOKENS * 8)
-    return f"<div><style>{STYLE}</style>{_summary(tokenizer)}{_side(tokenizer, ranks, shown, 'main')}</div>"
+    return f'<div class="bpe-view">{style}{_summary(tokenizer)}{_side(tokenizer, ranks, shown, "main")}</div>'
 
 
 def inspect_page(
