@@ -11,6 +11,7 @@ blank.
 
 import gzip
 import io
+import re
 from collections import Counter
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 import bpe_core
+from bpe_core.plugins import registry
 from bpe_core.visual.cuts import SAMPLE_TOKENS
 from bpe_core.visual.page import NOTEBOOK_TOKENS
 from bpe_midi.roll import roll_notes
@@ -399,3 +401,32 @@ def test_html_to_standard_output_is_the_page_a_file_gets(
     page = write_page(text_tokenizer, text_sample, workdir)
     printed = assert_ok(run_bpe("inspect", text_tokenizer, "--html", "-", "--on", text_sample, cwd=workdir))
     assert printed == page.read_text(encoding="utf-8")
+
+
+@pytest.mark.both_modes
+@pytest.mark.parametrize(
+    "pretokenizer",
+    [
+        {"name": "dna-nucleotides"},
+        {"name": "dna-kmers", "k": 3},
+        {"name": "dna-kmers", "k": 4, "stride": 1},
+        {"name": "dna-kmers", "k": 3, "remainder": "pad"},
+    ],
+    ids=["nucleotides", "3-mers", "overlapping-4-mers", "padded-3-mers"],
+)
+def test_dna_tooltips_give_the_gc_of_the_letters_each_token_covers(pretokenizer: dict[str, Any]) -> None:
+    options = {key: value for key, value in pretokenizer.items() if key != "name"}
+    alphabet = len(registry().pretokenizer(pretokenizer["name"], options).alphabet())
+    config = {"name": "gc", "input": {"reader": "fasta"}, "pretokenizer": pretokenizer}
+    config["trainer"] = {"vocab_size": alphabet + 60}
+    tokenizer = bpe_core.train(config, [require(LAMBDA_PATH)], progress=False, workers=1)
+    sequence = next(iter(tokenizer.reader().documents([str(LAMBDA_PATH)], strict=True))).sequence[:1001]
+    ids, spans = tokenizer.encode_with_offsets(sequence)
+    titles = re.findall(
+        r'<span class="t [^"]*" data-id="\d+" data-k="\d+" title="([^"]*)"', tokenizer.visualize(sequence)
+    )
+    assert len(titles) == len(ids)
+    for title, (start, end) in zip(titles, spans):
+        letters = sequence[start:end].upper()
+        gc = sum(letter in "GC" for letter in letters)
+        assert title.endswith(f"\npositions {start + 1}-{end}\nGC {gc}/{len(letters)} ({gc / len(letters):.0%})")

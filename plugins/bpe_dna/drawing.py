@@ -1,8 +1,9 @@
 """DNA's part of `bpe inspect --html`: GC content per token and runs of N along the sample.
 
-`draw` gives each token's GC count as a tooltip line, marks tokens that hold N (or another
-ambiguity letter), and draws a track: one bar per token at its position, as high as its GC
-fraction, with N runs in red. It reads and decodes nothing.
+`draw` gives each token's GC count (of the letters it covers, as the pretokenizer spells them)
+as a tooltip line, marks tokens that hold N (or another ambiguity letter), and draws a track:
+one bar per token at its position, as high as its GC fraction, with N runs in red. It reads and
+decodes nothing.
 """
 
 from collections.abc import Sequence
@@ -14,17 +15,10 @@ TRACK_WIDTH = 1100  # pixels for the sample's extent
 TRACK_HEIGHT = 90
 
 
-def _letters(labels: Sequence[str], symbols: Sequence[int]) -> str:
-    return "".join(labels[symbol] for symbol in symbols).upper()
-
-
-def n_runs(
-    labels: Sequence[str], tokens: Sequence[Sequence[int]], spans: Sequence[tuple[int, int]]
-) -> list[tuple[int, int]]:
+def n_runs(spelled: Sequence[str], spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
     """(start, end) of each run of consecutive tokens that are N only, in sample positions."""
     runs: list[tuple[int, int]] = []
-    for symbols, (start, end) in zip(tokens, spans):
-        letters = _letters(labels, symbols)
+    for letters, (start, end) in zip(spelled, spans):
         if not letters or set(letters) != {"N"}:
             continue
         if runs and runs[-1][1] == start:
@@ -52,25 +46,22 @@ def _average_line(
     return f'<polyline class="avg" points="{" ".join(points)}"><title>{title}</title></polyline>'
 
 
-def draw(
-    labels: Sequence[str], tokens: Sequence[Sequence[int]], spans: Sequence[tuple[int, int]] | None
-) -> TokenDrawing:
-    """Tooltip lines (GC), marks (`n`) and the GC / N track of the shown tokens."""
+def draw(spelled: Sequence[str], spans: Sequence[tuple[int, int]] | None) -> TokenDrawing:
+    """Tooltip lines (GC), marks (`n`) and the GC / N track of the shown tokens, given each
+    token's letters (`spelled`, upper case; a special token's are empty)."""
     if spans is None:  # positions from the letters, one after another
         spans, position = [], 0
-        for symbols in tokens:
-            length = len(_letters(labels, symbols))
-            spans.append((position, position + length))
-            position += length
+        for letters in spelled:
+            spans.append((position, position + len(letters)))
+            position += len(letters)
     notes, marks, fractions = [], [], []
-    for symbols in tokens:
-        letters = _letters(labels, symbols)
+    for letters in spelled:
         gc = sum(letter in "GCS" for letter in letters)
         known = sum(letter in "ACGTSW" for letter in letters)  # S and W say G/C or A/T too
         fractions.append(gc / known if known else -1.0)
         notes.append(f"GC {gc}/{len(letters)} ({gc / len(letters):.0%})" if letters else "")
         marks.append("n" if letters and set(letters) - set("ACGT") else "")
-    runs = n_runs(labels, tokens, spans)
+    runs = n_runs(spelled, spans)
     first = min((start for start, _ in spans), default=0)
     last = max((end for _, end in spans), default=1)
     scale = TRACK_WIDTH / max(last - first, 1)
