@@ -28,6 +28,7 @@ FLAGS = (
     "--disable-component-update",
     "--disable-sync",
     "--hide-scrollbars",
+    "--disable-dev-shm-usage",  # containers often have a tiny /dev/shm, which crashes renderers
     "--remote-debugging-port=0",
 )
 TIMEOUT = 60.0  # seconds for Chromium to start, or a page to load
