@@ -136,9 +136,11 @@ def expected_tooltip(tokenizer: bpe_core.Tokenizer, token: int) -> str:
 
 
 def opened_page(browser: Browser, page: Path) -> None:
-    """Open the page: it loads with no console error, and its screenshot is not blank."""
+    """Open the page: it loads with no console error and asks for nothing but itself (CSS, script
+    and SVG are inline), and its screenshot is not blank."""
     browser.open(page)
     assert browser.errors() == []
+    assert browser.requests() == [page.resolve().as_uri()]
     image = Image.open(io.BytesIO(browser.screenshot(full_page=True))).convert("RGB")
     colors = image.getcolors(maxcolors=1 << 20)
     assert colors is not None and len(colors) > MIN_COLORS, f"{page.name}: the screenshot looks blank"

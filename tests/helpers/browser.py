@@ -2,7 +2,8 @@
 
 `Browser` starts Debian's `chromium` with a fresh profile and no network services, opens a page
 from disk, and gives back what the tests and the docs' screenshots need: console errors and
-uncaught exceptions, the value of a JavaScript expression, and a PNG screenshot. A missing
+uncaught exceptions, the URLs it requested, the value of a JavaScript expression, and a PNG
+screenshot. A missing
 `chromium` is an error, never a skip. Nothing here knows tokenizers.
 """
 
@@ -64,7 +65,7 @@ class Browser:
         self.socket = websocket.create_connection(address, timeout=TIMEOUT, suppress_origin=True)
         target = self.call("Target.createTarget", url="about:blank")["targetId"]
         self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
+        for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable", session=True)
         self.call(
             "Emulation.setDeviceMetricsOverride",
@@ -145,6 +146,15 @@ class Browser:
             elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
                 found.append(params["entry"].get("text", ""))
         return found
+
+    def requests(self) -> list[str]:
+        """The URLs the page asked for since it opened (itself first)."""
+        self.evaluate("0")
+        return [
+            event["params"]["request"]["url"]
+            for event in self.events
+            if event.get("method") == "Network.requestWillBeSent"
+        ]
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page (JSON-serializable)."""
