@@ -142,6 +142,15 @@ def build_parser(version: str) -> argparse.ArgumentParser:
         "--on", nargs="+", metavar="FILE", help="also encode these files and report the compression on them"
     )
     inspect.add_argument("--workers", type=int, default=None, help="processes for --on (default: all cores)")
+    inspect.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="write a self-contained page instead: the sample (the first document of --on, or the package's sample "
+        "for the domain) cut into tokens, and charts",
+    )
+    inspect.add_argument(
+        "--compare", metavar="OTHER", help="with --html: cut the sample with this tokenizer too, side by side"
+    )
 
     trim = commands.add_parser("trim", help="drop merged tokens from a tokenizer and renumber its ids compactly")
     trim.add_argument("tokenizer", nargs="?", help="tokenizer file (or -t TOKENIZER)")

@@ -33,6 +33,7 @@ from bpe_core.plugins import registry
 from bpe_core.surgery import BEYOND_VOCAB_SIZE
 from bpe_core.tokenizer import Tokenizer
 from bpe_core.training import check_config
+from bpe_core.visual.page import inspect_page
 
 
 def _version() -> str:
@@ -253,6 +254,17 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     tokenizer = bpe_core.load(path)
     if args.top < 0:
         raise BpeError(f"--top must be 0 or more, got {args.top}")
+    if args.compare and not args.html:
+        raise BpeError("--compare needs --html OUT.html: the comparison is drawn on the page")
+    if args.html:
+        check_output(args.html)
+        compare = bpe_core.load(args.compare) if args.compare else None
+        page = inspect_page(tokenizer, args.on or (), compare, args.workers)
+        with atomic_output(args.html, binary=False) as out:
+            out.write(page)
+        if args.html != "-":  # the page itself went to standard output
+            print(f"wrote {args.html} ({len(page.encode('utf-8')) / 1024:.0f} KiB)")
+        return 0
     lines = summary_lines(tokenizer, args.top)
     if args.on:
         lines += measure_lines(measure_on(tokenizer, args.on, args.workers), args.on)

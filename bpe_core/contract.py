@@ -10,7 +10,7 @@ value may be is the component's own business.
 """
 
 import codecs
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -175,6 +175,30 @@ class MirrorsSymbols(Protocol):
     def symbol_mirror(self) -> list[int] | None: ...
 
 
+@dataclass(frozen=True)
+class TokenDrawing:
+    """A domain's additions to the page that shows a document cut into tokens (`DrawsTokens`):
+    per token, `notes` (more lines for its tooltip: "GC 4/6 (67%)") and `marks` (a word the page
+    styles: "n" for N, "" for none); `figure`, inline SVG markup of the whole sample (escaped by its
+    maker) in which the element drawing token `i` has `data-k="i"`; `legend`, a line saying what
+    the figure shows."""
+
+    notes: list[str]
+    marks: list[str]
+    figure: str = ""
+    legend: str = ""
+
+
+@runtime_checkable
+class DrawsTokens(Protocol):
+    """A pretokenizer that adds its domain's view to `bpe inspect --html` (DNA: GC content per
+    token and N runs; MIDI: a piano roll). `tokens` holds each shown token's base symbol ids (empty
+    for a special token); `spans`, where the pretokenizer `ReportsOffsets`, each token's (start,
+    end) in the document, else None."""
+
+    def draw_tokens(self, tokens: Sequence[Sequence[int]], spans: Sequence[tuple[int, int]] | None) -> TokenDrawing: ...
+
+
 @runtime_checkable
 class StreamsText(Protocol):
     """A decoder of byte-level text that decodes incrementally (`Tokenizer.decode_stream`)."""
@@ -242,6 +266,7 @@ ABILITIES = (
     ExportsToHF,
     NamesSymbols,
     MirrorsSymbols,
+    DrawsTokens,
     StreamsText,
     WritesRecords,
     ListsSuffixes,

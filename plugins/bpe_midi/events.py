@@ -21,12 +21,13 @@ reads the options, builds the alphabet and the kernel's `Layout`, and names the 
 
 import bisect
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from bpe_core.contract import check_options
+from bpe_core.contract import TokenDrawing, check_options
 from bpe_core.errors import BpeError
-from bpe_midi import grammars
+from bpe_midi import grammars, roll
 from bpe_midi.song import Song, song_of
 
 # the time signatures of most music; others are read as 4/4 (and reported), or listed in options
@@ -288,6 +289,10 @@ class MidiEventPretokenizer:
 
     def symbols(self, chunk: Any) -> list[int]:
         return list(chunk)
+
+    def draw_tokens(self, tokens: Sequence[Sequence[int]], spans: Sequence[tuple[int, int]] | None) -> TokenDrawing:
+        """A piano roll of the shown tokens, for `bpe inspect --html` (see `roll`)."""
+        return roll.draw(self.labels, tokens, self.grammar, self.grid.resolution)
 
     def split(self, document: Any) -> list[tuple[int, ...]]:
         chunks, _, _ = self.tokenize_bars(song_of(document, self.parser))
