@@ -33,6 +33,7 @@ from bpe_core.plugins import registry
 from bpe_core.surgery import BEYOND_VOCAB_SIZE
 from bpe_core.tokenizer import Tokenizer
 from bpe_core.training import check_config
+from bpe_core.windows import WindowReport, summary_line
 
 
 def _version() -> str:
@@ -162,7 +163,11 @@ def _cmd_encode(args: argparse.Namespace) -> int:
             raise BpeError(f"--eos {args.eos!r} is not a special token of {args.tokenizer} (special tokens: {known})")
         eos_id = tokenizer.special_ids[args.eos]
     options = ShardOptions(
-        args.dtype, eos_id, "all" if args.allow_special else frozenset(), () if args.ordinary else "all"
+        args.dtype,
+        eos_id,
+        "all" if args.allow_special else frozenset(),
+        () if args.ordinary else "all",
+        args.max_length,
     )
     progress = False if args.quiet else None
     if shards:
@@ -170,6 +175,8 @@ def _cmd_encode(args: argparse.Namespace) -> int:
             raise BpeError("shards are written per input file: name the input files")
         index = encode_to_shards(tokenizer, args.files, args.output, options, runner, progress)
         if not args.quiet:
+            if "windows" in index:
+                print(summary_line(index["windows"]), file=sys.stderr)
             print(
                 f"{index['documents']:,} documents, {index['tokens']:,} tokens in {len(index['shards'])} shards "
                 f"-> {os.path.join(args.output, 'index.json')}",
@@ -184,7 +191,10 @@ def _cmd_encode(args: argparse.Namespace) -> int:
         progress_bars.input_bar(progress, "encoding", expand_paths(inputs, reader_suffixes(reader))) as bar,
     ):
         read = progress_bars.metered(reader.documents(inputs, strict=True), bar)
-        documents, tokens, _ = write_ids(tokenizer, read, out, written, options, args.workers, bar)
+        windows = WindowReport(args.max_length) if args.max_length is not None else None
+        documents, tokens, _ = write_ids(tokenizer, read, out, written, options, args.workers, bar, windows=windows)
+    if windows is not None and not args.quiet:
+        print(windows.line(), file=sys.stderr)
     if args.output not in (None, "-") and not args.quiet:
         print(f"{documents:,} documents, {tokens:,} tokens -> {args.output}", file=sys.stderr)
     return 0

@@ -144,6 +144,18 @@ class ReportsEncoding(Protocol):
 
 
 @runtime_checkable
+class MarksBoundaries(Protocol):
+    """A pretokenizer that knows where a document is best cut into training windows (MIDI: bar
+    lines, then beat lines). `boundary_names` names the kinds, strongest first; for each kind,
+    `split_with_boundaries` gives the offsets where one begins, counted in base symbols of the
+    chunks (the chunks `split` gives, returned beside them) laid end to end."""
+
+    boundary_names: tuple[str, ...]
+
+    def split_with_boundaries(self, document: Any) -> tuple[list[Hashable], list[list[int]]]: ...
+
+
+@runtime_checkable
 class ConfiguresDecoder(Protocol):
     """A pretokenizer whose decoder needs options of its own (the grid, the case of letters)."""
 
@@ -238,6 +250,7 @@ ABILITIES = (
     CountsPacked,
     ReportsOffsets,
     ReportsEncoding,
+    MarksBoundaries,
     ConfiguresDecoder,
     ExportsToHF,
     NamesSymbols,

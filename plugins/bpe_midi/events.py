@@ -293,6 +293,14 @@ class MidiEventPretokenizer:
         chunks, _, _ = self.tokenize_bars(song_of(document, self.parser))
         return chunks
 
+    boundary_names = ("bar", "beat")
+
+    def split_with_boundaries(self, document: Any) -> tuple[list[tuple[int, ...]], list[list[int]]]:
+        """The chunks `split` gives, and where the bar lines and the beat lines begin among their
+        symbols laid end to end (the `MarksBoundaries` ability: training windows start there)."""
+        chunks, _, _, bars, beats = self.tokenize_song(song_of(document, self.parser))
+        return chunks, [bars, beats]
+
     def report(self, document: Any) -> dict[str, Any]:
         """What quantization changed for this song (see `tokenize`)."""
         _, report = self.tokenize(song_of(document, self.parser))
@@ -307,6 +315,14 @@ class MidiEventPretokenizer:
         """`tokenize`, with the index of the chunk where each bar begins: every bar, even an empty
         one, begins a chunk with `split: bar` or `beat` (so a song can be cut at bar lines between
         chunks); with `split: none` the song is one chunk and the list is [0]."""
+        chunks, bar_chunks, report, _, _ = self.tokenize_song(song)
+        return chunks, bar_chunks, report
+
+    def tokenize_song(
+        self, song: Song
+    ) -> tuple[list[tuple[int, ...]], list[int], dict[str, Any], list[int], list[int]]:
+        """`tokenize_bars`, with where each bar line and each beat line begins among the chunks'
+        symbols laid end to end (in every split)."""
         grid = self.grid
         ticks_per_beat, resolution = song.ticks_per_beat, grid.resolution
         unsupported = 0
@@ -328,7 +344,7 @@ class MidiEventPretokenizer:
             tempos.extend((grammars.step_of(tick, ticks_per_beat, resolution), index))
         if not tempos or tempos[0] > 0:
             tempos[:0] = [0, self.tempo_bin(DEFAULT_TEMPO)]
-        chunks, bar_chunks, counts, largest_shift = grammars.tokenize(
+        chunks, bar_chunks, counts, largest_shift, bar_starts, beat_starts = grammars.tokenize(
             self.layout,
             ticks_per_beat,
             # a Note is such a tuple; a list type (not Sequence) keeps the compiled loop's fast path
@@ -340,7 +356,7 @@ class MidiEventPretokenizer:
         report["tempos_binned"] = binned
         report["time_signatures_unsupported"] = unsupported
         report["max_onset_shift_beats"] = round(largest_shift / (ticks_per_beat * resolution), 6)
-        return chunks, bar_chunks, report
+        return chunks, bar_chunks, report, bar_starts, beat_starts
 
     def tempo_bin(self, microseconds: int) -> int:
         index = self.tempo_bins.get(microseconds)

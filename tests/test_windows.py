@@ -1,0 +1,208 @@
+"""Training windows (`bpe encode --max-length N`): every window at most N tokens, the windows of a
+document laid end to end are its unwindowed encoding, and MIDI windows begin at bar lines except
+where the report counts a cut at a beat line, a chunk boundary or anywhere; text and DNA (no
+boundaries of their own) are cut at chunk boundaries, then anywhere."""
+
+import json
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
+from helpers.midi import pop909_paths
+from helpers.paths import LAMBDA_PATH, require
+
+import bpe_core
+from bpe_core.contract import MarksBoundaries
+from bpe_core.idfiles import read_shards
+from bpe_midi.song import read_song
+
+GRAMMARS = ("remi", "tsd", "midilike")
+SONGS = 12  # POP909 songs encoded whole and in windows
+TEXT_SAMPLE = Path(bpe_core.__file__).with_name("samples") / "us-founding-texts.txt"
+
+
+@pytest.fixture(scope="module")
+def songs() -> list[Path]:
+    return pop909_paths()
+
+
+@pytest.fixture(scope="module")
+def midi_tokenizers(songs: list[Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A tokenizer per grammar (split by bar, vocab 1200) trained on POP909 songs 21-40, saved."""
+    directory = tmp_path_factory.mktemp("midi-tokenizers")
+    paths = {}
+    for grammar in GRAMMARS:
+        config = {
+            "name": f"midi-{grammar}",
+            "input": {"reader": "midi"},
+            "pretokenizer": {"name": "midi-events", "grammar": grammar},
+            "trainer": {"vocab_size": 1200},
+        }
+        paths[grammar] = directory / f"{grammar}.json"
+        bpe_core.train(config, songs[20:40], progress=False).save(paths[grammar])
+    return paths
+
+
+def token_starts(tokenizer: bpe_core.Tokenizer, ids: list[int]) -> list[int]:
+    """Where each token begins, in base symbols of the document."""
+    return [0, *accumulate(len(tokenizer.token_symbols(token)) for token in ids)][:-1]
+
+
+def bar_line_tokens(tokenizer: bpe_core.Tokenizer, song: Path, ids: list[int]) -> set[int]:
+    """The indexes of the song's tokens that begin a bar: split by bar, every chunk is a bar, so
+    bars begin where the chunks' symbols laid end to end reach a chunk that begins a bar."""
+    pretokenizer: Any = tokenizer.pretokenizer
+    chunks, bar_chunks, _ = pretokenizer.tokenize_bars(read_song(str(song)))
+    chunk_starts = [0, *accumulate(len(chunk) for chunk in chunks)]
+    bar_offsets = {chunk_starts[index] for index in bar_chunks}
+    return {index for index, start in enumerate(token_starts(tokenizer, ids)) if start in bar_offsets}
+
+
+def shard_windows(directory: Path, tokenizer: bpe_core.Tokenizer) -> dict[str, list[list[int]]]:
+    """Each input's windows, as the shard index cuts them."""
+    index = json.loads((directory / "index.json").read_text())
+    windows: dict[str, list[list[int]]] = {}
+    by_shard = {str(directory / entry["shard"]): entry["input"] for entry in index["shards"]}
+    for where, _, ids in read_shards(str(directory), tokenizer.vocab_size):
+        windows.setdefault(by_shard[where.split(", document")[0]], []).append(ids)
+    return windows
+
+
+def test_the_midi_pretokenizer_marks_bars_and_beats(midi_tokenizers: dict[str, Path]) -> None:
+    for grammar, path in midi_tokenizers.items():
+        pretokenizer = bpe_core.load(path).pretokenizer
+        assert isinstance(pretokenizer, MarksBoundaries), grammar
+        assert pretokenizer.boundary_names == ("bar", "beat")
+
+
+@pytest.mark.both_modes
+@pytest.mark.parametrize("grammar", GRAMMARS)
+@pytest.mark.parametrize("max_length", (512, 24))
+def test_midi_windows_fit_join_back_and_begin_at_bar_lines_but_the_counted_cuts(
+    songs: list[Path], midi_tokenizers: dict[str, Path], grammar: str, max_length: int, tmp_path: Path
+) -> None:
+    """At 512 tokens a POP909 bar always fits, so every window begins at a bar line; at 24 some
+    bars do not, and exactly the cuts the report counts at beat lines or anywhere begin elsewhere."""
+    tokenizer = bpe_core.load(midi_tokenizers[grammar])
+    sample = songs[:SONGS]
+    result = run_bpe(
+        "encode", "-t", midi_tokenizers[grammar], *sample, "--max-length", max_length, "-o", "shards/", cwd=tmp_path
+    )
+    assert_ok(result)
+    index = json.loads((tmp_path / "shards" / "index.json").read_text())
+    report = index["windows"]
+    assert f"windows of at most {max_length} tokens: {report['windows']:,} from {SONGS} documents" in result.stderr
+    assert report["documents"] == SONGS and report["max_length"] == max_length
+    windows = shard_windows(tmp_path / "shards", tokenizer)
+    assert index["documents"] == report["windows"] == sum(map(len, windows.values()))
+    off_bar = 0
+    for song in sample:
+        ids = tokenizer.encode(song)
+        song_windows = windows[str(song)]
+        assert all(0 < len(window) <= max_length for window in song_windows), song.name
+        assert [token for window in song_windows for token in window] == ids, song.name
+        window_starts = list(accumulate(len(window) for window in song_windows))[:-1]
+        bars = bar_line_tokens(tokenizer, song, ids)
+        off_bar += sum(start not in bars for start in window_starts)
+        if grammar == "remi":  # a REMI bar line is its Bar event
+            firsts = [tokenizer.token_symbols(window[0])[0] for window in song_windows]
+            assert sum(first != "Bar" for first in firsts) == sum(start not in bars for start in window_starts)
+    cuts = report["cuts"]
+    assert set(cuts) == {"bar", "beat", "chunk", "anywhere"}
+    assert off_bar == cuts["beat"] + cuts["chunk"] + cuts["anywhere"]
+    assert cuts["bar"] + off_bar == report["windows"] - SONGS
+    if max_length == 512:
+        assert off_bar == 0
+    else:
+        assert cuts["beat"] > 0 and cuts["anywhere"] > 0
+
+
+def test_ids_windows_with_an_end_token_fit_with_it_and_are_quiet_with_quiet(tmp_path: Path) -> None:
+    """Text: the end token counts in N; windows are cut at chunk boundaries (between two of the
+    pretokenizer's chunks), so each window decodes to a piece of the text and they add up to it."""
+    config = {
+        "name": "text-windows",
+        "input": {"reader": "text"},
+        "pretokenizer": {"name": "gpt2"},
+        "trainer": {"vocab_size": 400},
+        "special_tokens": {"tokens": ["<|endoftext|>"]},
+    }
+    bpe_core.train(config, [str(TEXT_SAMPLE)], progress=False).save(tmp_path / "text.json")
+    tokenizer = bpe_core.load(tmp_path / "text.json")
+    end = tokenizer.special_ids["<|endoftext|>"]
+    quiet = run_bpe(
+        "encode",
+        "-t",
+        "text.json",
+        TEXT_SAMPLE,
+        "--max-length",
+        48,
+        "--eos",
+        "<|endoftext|>",
+        "-q",
+        "-o",
+        "w.ids",
+        cwd=tmp_path,
+    )
+    assert_ok(quiet)
+    assert quiet.stderr == ""
+    lines = [[int(token) for token in line.split()] for line in (tmp_path / "w.ids").read_text().splitlines()]
+    assert all(len(line) <= 48 and line[-1] == end and end not in line[:-1] for line in lines)
+    text = TEXT_SAMPLE.read_text(encoding="utf-8")
+    assert [token for line in lines for token in line[:-1]] == tokenizer.encode(text)
+    assert "".join(tokenizer.decode(line[:-1]) for line in lines) == text
+    loud = run_bpe("encode", "-t", "text.json", TEXT_SAMPLE, "--max-length", 48, "-o", "w2.ids", cwd=tmp_path)
+    assert_ok(loud)
+    lines = [[int(token) for token in line.split()] for line in (tmp_path / "w2.ids").read_text().splitlines()]
+    assert max(map(len, lines)) == 48
+    chunk_ends = set(accumulate(len(chunk) for chunk in tokenizer.pretokenizer.split(text)))
+    ends = list(accumulate(len(tokenizer.decode(line)) for line in lines))[:-1]
+    at_chunks = sum(end_at in chunk_ends for end_at in ends)
+    assert f"cuts: {at_chunks:,} at chunk boundaries, {len(ends) - at_chunks:,} anywhere" in loud.stderr
+    assert at_chunks > 0
+
+
+def test_dna_windows_of_named_records_are_named_and_join_back(tmp_path: Path) -> None:
+    """A lambda genome (one chunk: no N) is cut anywhere; the record's windows are NAME/1, NAME/2..."""
+    config = {
+        "name": "dna-windows",
+        "input": {"reader": "fasta"},
+        "pretokenizer": {"name": "dna-nucleotides"},
+        "trainer": {"vocab_size": 300},
+    }
+    genome = require(LAMBDA_PATH)
+    bpe_core.train(config, [str(genome)], progress=False).save(tmp_path / "dna.json")
+    tokenizer = bpe_core.load(tmp_path / "dna.json")
+    result = run_bpe("encode", "-t", "dna.json", genome, "--max-length", 1000, "-o", "shards/", cwd=tmp_path)
+    assert_ok(result)
+    index = json.loads((tmp_path / "shards" / "index.json").read_text())
+    documents = list(read_shards(str(tmp_path / "shards"), tokenizer.vocab_size))
+    record = next(iter(tokenizer.reader().documents([str(genome)])))
+    ids = tokenizer.encode(record)
+    assert [token for _, _, window in documents for token in window] == ids
+    assert all(len(window) <= 1000 for _, _, window in documents)
+    assert [name for _, name, _ in documents] == [f"{record.id}/{number}" for number in range(1, len(documents) + 1)]
+    assert index["windows"]["cuts"] == {"chunk": 0, "anywhere": len(documents) - 1}
+    assert len(documents) == -(-len(ids) // 1000)
+
+
+def test_a_length_with_no_room_beside_the_end_token_is_a_clean_error(
+    midi_tokenizers: dict[str, Path], songs: list[Path], tmp_path: Path
+) -> None:
+    result = run_bpe("encode", "-t", midi_tokenizers["remi"], songs[0], "--max-length", 0, cwd=tmp_path)
+    assert result.returncode == 2 and "expected a whole number, 1 or more" in result.stderr
+    text = tmp_path / "text.json"
+    config = {
+        "name": "t",
+        "input": {"reader": "text"},
+        "pretokenizer": {"name": "gpt2"},
+        "trainer": {"vocab_size": 300},
+        "special_tokens": {"tokens": ["<|endoftext|>"]},
+    }
+    bpe_core.train(config, [str(TEXT_SAMPLE)], progress=False).save(text)
+    result = run_bpe(
+        "encode", "-t", text, TEXT_SAMPLE, "--max-length", 1, "--eos", "<|endoftext|>", "-o", "x.ids", cwd=tmp_path
+    )
+    assert_clean_error(result, "--max-length 1", "end-of-document token")
