@@ -19,7 +19,7 @@ from bpe_core import engine
 from bpe_core import progress as progress_bars
 from bpe_core.arguments import EXIT_BAD_INPUT, build_parser
 from bpe_core.config import RunnerConfig, parse_runner, yaml_value
-from bpe_core.contract import WritesRecords, reader_suffixes
+from bpe_core.contract import WritesFiles, WritesRecords, reader_suffixes
 from bpe_core.counts import load_counts, sum_counts
 from bpe_core.demo import run_demo
 from bpe_core.encoding import IdsFormat, ShardOptions, encode_to_shards, write_ids
@@ -229,6 +229,8 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     if args.output is not None and isinstance(decoder, WritesRecords) and args.output.endswith(decoder.record_suffixes):
         decoder.write_records(_decoded_records(tokenizer, args), args.output)
         return 0
+    if args.output is not None and is_directory_name(args.output):
+        return _decode_to_files(tokenizer, args)
     documents = []
     for where, _, ids in _ids_documents(args, tokenizer):
         try:
@@ -240,13 +242,38 @@ def _cmd_decode(args: argparse.Namespace) -> int:
         if args.output is None:
             raise BpeError(f"{args.tokenizer} decodes to {tokenizer.decoder.name} files: give -o OUT")
         if len(documents) > 1:
-            raise BpeError(f"the input holds {len(documents)} documents; decode one per file (one line of ids)")
+            raise BpeError(
+                f"the input holds {len(documents)} documents; give -o DIR/ for one file per document, "
+                "or decode one (one line of ids)"
+            )
         tokenizer.decoder.write(documents[0], args.output)
         return 0
     # text is written exactly, adding nothing; other documents (DNA records) on lines of their own
     separator = "" if tokenizer.pretokenizer.byte_level else "\n"
     with atomic_output(args.output, binary=False) as out:
         out.write(separator.join(documents))
+    return 0
+
+
+def _decode_to_files(tokenizer: Tokenizer, args: argparse.Namespace) -> int:
+    """`decode -o DIR/`: one file per document, DIR/000000.mid, ... (each written atomically), for
+    a decoder of files (the `WritesFiles` ability)."""
+    decoder = tokenizer.decoder
+    if not isinstance(decoder, WritesFiles):
+        raise BpeError(
+            f"-o {args.output}: one file per document is for decoders of files (MIDI); "
+            f"{tokenizer.decoder.name!r} decodes to text: give a file name"
+        )
+    try:
+        os.makedirs(args.output, exist_ok=True)
+    except OSError as error:
+        raise BpeError(f"cannot create the directory {args.output}: {error.strerror or error}") from None
+    for count, (where, _, ids) in enumerate(_ids_documents(args, tokenizer)):
+        try:
+            document = tokenizer.decode(ids, errors=args.errors)
+        except BpeError as error:
+            raise BpeError(f"{where}: {error}") from None
+        decoder.write(document, os.path.join(args.output, f"{count:06d}{decoder.file_suffix}"))
     return 0
 
 
@@ -396,6 +423,8 @@ def _check_output_path(args: argparse.Namespace) -> None:
         return
     if args.command == "encode" and args.format in (None, "bin") and _shard_directory(args):
         return
+    if args.command == "decode" and is_directory_name(output):
+        return  # one file per document (MIDI); checked by the decoder
     if args.command == "export":
         if os.path.isdir(output) and (args.format or export_format(output)) == "tiktoken":
             raise BpeError(f"cannot write {output}: it is a directory (give a .tiktoken file name)")

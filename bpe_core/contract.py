@@ -205,6 +205,14 @@ class WritesRecords(Protocol):
 
 
 @runtime_checkable
+class WritesFiles(Protocol):
+    """A decoder whose documents are files of a format of their own (MIDI), named with
+    `file_suffix` (".mid"): `bpe decode -o DIR/` writes one such file per document."""
+
+    file_suffix: str
+
+
+@runtime_checkable
 class ListsSuffixes(Protocol):
     """A reader that, given a directory, reads only the files ending with one of `suffixes`."""
 
@@ -257,6 +265,7 @@ ABILITIES = (
     MirrorsSymbols,
     StreamsText,
     WritesRecords,
+    WritesFiles,
     ListsSuffixes,
     MeasuresDocuments,
     ReadsRanges,

@@ -8,6 +8,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+import mido
 import pytest
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
 from helpers.midi import pop909_paths
@@ -206,3 +207,43 @@ def test_a_length_with_no_room_beside_the_end_token_is_a_clean_error(
         "encode", "-t", text, TEXT_SAMPLE, "--max-length", 1, "--eos", "<|endoftext|>", "-o", "x.ids", cwd=tmp_path
     )
     assert_clean_error(result, "--max-length 1", "end-of-document token")
+
+
+def note_ons(midi: Any) -> int:
+    return sum(message.type == "note_on" and message.velocity > 0 for track in midi.tracks for message in track)
+
+
+@pytest.mark.parametrize("grammar", GRAMMARS)
+def test_decode_to_a_directory_writes_each_window_as_a_midi_file_mido_reads(
+    songs: list[Path], midi_tokenizers: dict[str, Path], grammar: str, tmp_path: Path
+) -> None:
+    """One .mid per document, numbered; REMI and TSD windows hold every note of the song (each note
+    is whole at its onset), MIDILike windows those whose NoteOff falls in the same window."""
+    tokenizer = bpe_core.load(midi_tokenizers[grammar])
+    sample = songs[:2]
+    assert_ok(
+        run_bpe("encode", "-t", midi_tokenizers[grammar], *sample, "--max-length", 64, "-q", "-o", "w/", cwd=tmp_path)
+    )
+    windows = json.loads((tmp_path / "w" / "index.json").read_text())["windows"]["windows"]
+    assert_ok(run_bpe("decode", "-t", midi_tokenizers[grammar], "w/", "-o", "songs/", cwd=tmp_path))
+    names = sorted(path.name for path in (tmp_path / "songs").iterdir())
+    assert names == [f"{number:06d}.mid" for number in range(windows)]  # no temporary file left
+    decoded_notes = sum(note_ons(mido.MidiFile(tmp_path / "songs" / name)) for name in names)
+    whole_notes = sum(note_ons(tokenizer.decode(tokenizer.encode(song))) for song in sample)
+    if grammar == "midilike":
+        assert 0 < decoded_notes <= whole_notes
+    else:
+        assert decoded_notes == whole_notes
+
+
+def test_decode_to_a_directory_is_for_decoders_of_files(tmp_path: Path) -> None:
+    config = {
+        "name": "t",
+        "input": {"reader": "text"},
+        "pretokenizer": {"name": "gpt2"},
+        "trainer": {"vocab_size": 300},
+    }
+    bpe_core.train(config, [str(TEXT_SAMPLE)], progress=False).save(tmp_path / "text.json")
+    assert_ok(run_bpe("encode", "-t", "text.json", TEXT_SAMPLE, "-o", "t.ids", cwd=tmp_path))
+    result = run_bpe("decode", "-t", "text.json", "t.ids", "-o", "out/", cwd=tmp_path)
+    assert_clean_error(result, "-o out/", "decodes to text")
