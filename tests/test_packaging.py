@@ -41,7 +41,18 @@ SAMPLES = [
     "bpe_core/samples/pop909/LICENSE",
 ]
 # what only the tests, the benchmarks or the extras need: never installed by the wheel alone
-NOT_RUNTIME = ["pytest", "hypothesis", "mypy", "transformers", "tokenizers", "dask", "distributed", "rustbpe"]
+NOT_RUNTIME = [
+    "pytest",
+    "hypothesis",
+    "mypy",
+    "transformers",
+    "tokenizers",
+    "dask",
+    "distributed",
+    "rustbpe",
+    "numpy",
+    "torch",
+]
 BUILD_ARTIFACTS = shutil.ignore_patterns(
     ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "*.so", ".hypothesis", ".mypy_cache", ".pytest_cache"
 )
