@@ -96,6 +96,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
             f"{provenance['unique_chunks']:,} unique chunks in {provenance['seconds']:.2f} s -> {output}",
             file=sys.stderr,
         )
+        if provenance.get("counting"):  # what the pretokenizer did while counting (MIDI: augmentation)
+            said = ", ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in provenance["counting"].items())
+            print(f"counting: {said}", file=sys.stderr)
     return 0
 
 

@@ -118,6 +118,16 @@ class CountsChunks(Protocol):
 
 
 @runtime_checkable
+class ReportsCounting(Protocol):
+    """A pretokenizer whose training count of a document is more than its chunks (MIDI: songs
+    counted again, augmented), with a report of what it did: counts of named things, summed over
+    the corpus into `Counts.measures["counting"]` and the tokenizer's provenance (on every runner;
+    `bpe train` prints them). Training counts with it before `CountsChunks`; encoding never uses it."""
+
+    def count_reported(self, document: Any) -> tuple[Mapping[Hashable, int], Mapping[str, int]]: ...
+
+
+@runtime_checkable
 class CountsPacked(Protocol):
     """A pretokenizer that adds a document's chunks to a `ChunkCounts` as their packed symbol ids
     (`counts.pack(symbols(chunk), width)`, the keys of a counts file), with no Python object per
@@ -255,6 +265,7 @@ class Named(Protocol):
 
 ABILITIES = (
     CountsChunks,
+    ReportsCounting,
     CountsPacked,
     ReportsOffsets,
     ReportsEncoding,

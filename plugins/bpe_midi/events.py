@@ -21,12 +21,14 @@ reads the options, builds the alphabet and the kernel's `Layout`, and names the 
 
 import bisect
 import math
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, cast
 
 from bpe_core.contract import check_options
 from bpe_core.errors import BpeError
 from bpe_midi import grammars
+from bpe_midi.augment import augmentation_of, variants
 from bpe_midi.song import Song, song_of
 
 # the time signatures of most music; others are read as 4/4 (and reported), or listed in options
@@ -247,6 +249,7 @@ class MidiEventPretokenizer:
         "time_signatures",
         "split",
         "parser",
+        "augment",
     )
 
     def __init__(self, options: dict[str, Any]) -> None:
@@ -270,6 +273,7 @@ class MidiEventPretokenizer:
         if not self.with_signatures:
             self.signature_index = {}
         self.tempo_bins: dict[int, int] = {}  # microseconds per beat -> tempo bin
+        self.augmentation = augmentation_of(options)
 
     def options(self) -> dict[str, Any]:
         return dict(self.raw_options)
@@ -292,6 +296,21 @@ class MidiEventPretokenizer:
     def split(self, document: Any) -> list[tuple[int, ...]]:
         chunks, _, _ = self.tokenize_bars(song_of(document, self.parser))
         return chunks
+
+    def count_reported(self, document: Any) -> tuple[Counter[tuple[int, ...]], dict[str, int]]:
+        """Training's count of a song's chunks (the `ReportsCounting` ability): with `augment`,
+        the song's and every augmented copy's (`bpe_midi.augment`), and how many copies were
+        counted and how many notes transposing pushed out of the pitch range."""
+        song = song_of(document, self.parser)
+        counts = Counter(self.tokenize_bars(song)[0])
+        if not self.augmentation.active:
+            return counts, {}
+        copies = dropped = 0
+        for copy, copy_dropped in variants(song, self.augmentation, self.grid.pitch_low, self.grid.pitch_high):
+            counts.update(self.tokenize_bars(copy)[0])
+            copies += 1
+            dropped += copy_dropped
+        return counts, {"augmented_copies": copies, "augment_notes_dropped": dropped}
 
     boundary_names = ("bar", "beat")
 
