@@ -247,3 +247,17 @@ def test_decode_to_a_directory_is_for_decoders_of_files(tmp_path: Path) -> None:
     assert_ok(run_bpe("encode", "-t", "text.json", TEXT_SAMPLE, "-o", "t.ids", cwd=tmp_path))
     result = run_bpe("decode", "-t", "text.json", "t.ids", "-o", "out/", cwd=tmp_path)
     assert_clean_error(result, "-o out/", "decodes to text")
+
+
+def test_tokens_format_shows_a_window_a_line_with_events_joined_by_plus(
+    songs: list[Path], midi_tokenizers: dict[str, Path], tmp_path: Path
+) -> None:
+    """--format tokens with --max-length: a line per window, a word per token, its events joined by `+`."""
+    tokenizer = bpe_core.load(midi_tokenizers["tsd"])
+    command = ("encode", "-t", midi_tokenizers["tsd"], songs[3], "--max-length", 100, "--format", "tokens", "-q")
+    lines = assert_ok(run_bpe(*command, cwd=tmp_path)).splitlines()
+    ids = tokenizer.encode(songs[3])
+    words = [word for line in lines for word in line.split(" ")]
+    assert words == ["+".join(tokenizer.token_symbols(token)) for token in ids]
+    assert len(lines) > 1 and all(len(line.split(" ")) <= 100 for line in lines)
+    assert any("+" in word for word in words)
