@@ -3,19 +3,24 @@ document laid end to end are its unwindowed encoding, and MIDI windows begin at 
 where the report counts a cut at a beat line, a chunk boundary or anywhere; text and DNA (no
 boundaries of their own) are cut at chunk boundaries, then anywhere."""
 
+import gzip
 import json
+import logging
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+import distributed
 import mido
 import pytest
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
 from helpers.midi import pop909_paths
-from helpers.paths import LAMBDA_PATH, require
+from helpers.paths import DOCS_PATH, LAMBDA_PATH, require
 
 import bpe_core
+from bpe_core.config import parse_runner
 from bpe_core.contract import MarksBoundaries
+from bpe_core.encoding import ShardOptions, encode_to_shards
 from bpe_core.idfiles import read_shards
 from bpe_midi.song import read_song
 
@@ -261,3 +266,46 @@ def test_tokens_format_shows_a_window_a_line_with_events_joined_by_plus(
     assert words == ["+".join(tokenizer.token_symbols(token)) for token in ids]
     assert len(lines) > 1 and all(len(line.split(" ")) <= 100 for line in lines)
     assert any("+" in word for word in words)
+
+
+def test_windows_on_dask_equal_local_windows_and_a_file_is_never_cut_into_ranges(
+    songs: list[Path], midi_tokenizers: dict[str, Path], tmp_path: Path
+) -> None:
+    """A 1 MB text file (which Dask would encode in byte ranges) and three songs: the same windows,
+    shards and report on a two-worker LocalCluster as locally, each file one task."""
+    text = gzip.open(require(DOCS_PATH), "rt", encoding="utf-8").read(1_000_000)
+    plain = tmp_path / "docs.txt"
+    plain.write_text(text, encoding="utf-8", newline="")
+    config = {
+        "name": "text",
+        "input": {"reader": "text"},
+        "pretokenizer": {"name": "gpt2"},
+        "trainer": {"vocab_size": 600},
+        "special_tokens": {"tokens": ["<|endoftext|>"]},
+    }
+    text_tokenizer = bpe_core.train(config, [str(TEXT_SAMPLE)], progress=False)
+    options = ShardOptions(eos_id=text_tokenizer.special_ids["<|endoftext|>"], max_length=1000)
+    cases = [(text_tokenizer, [str(plain)], options)]
+    cases.append(
+        (bpe_core.load(midi_tokenizers["tsd"]), [str(song) for song in songs[:3]], ShardOptions(max_length=64))
+    )
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
+    ) as cluster:
+        runner = parse_runner({"kind": "dask", "address": cluster.scheduler_address, "range_bytes": 1 << 16}, "test")
+        for number, (tokenizer, files, shard_options) in enumerate(cases):
+            local = encode_to_shards(
+                tokenizer, files, str(tmp_path / f"local-{number}"), shard_options, parse_runner({}, "test")
+            )
+            remote = encode_to_shards(tokenizer, files, str(tmp_path / f"dask-{number}"), shard_options, runner)
+            assert remote == local and local["windows"]["windows"] > len(files)
+            for entry in local["shards"]:
+                shard = entry["shard"]
+                assert (tmp_path / f"dask-{number}" / shard).read_bytes() == (
+                    tmp_path / f"local-{number}" / shard
+                ).read_bytes()
+                assert max(entry["lengths"]) <= shard_options.max_length
+        with distributed.Client(cluster.scheduler_address) as client:
+            prefixes = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
+    assert "encode_file_task" in prefixes and "encode_range_task" not in prefixes
+    assert local["windows"]["cuts"]["bar"] > 0
