@@ -2,10 +2,10 @@
 map-style dataset of fixed-length windows of ids that a PyTorch `DataLoader` takes as it is.
 
 The shards are read through numpy memmaps (opened on first use in each process, so a DataLoader's
-worker processes map the files themselves; nothing is read whole). numpy is the `[data]` extra
-and is imported when a `TokenShards` is made, never when bpe_core is; torch is never imported:
-the dataset gives numpy arrays, which the DataLoader's collate turns into tensors. This module
-writes nothing and knows no tokenizer.
+worker processes map the files themselves; nothing is read whole). numpy is imported when a
+`TokenShards` is made, never when bpe_core is (the `[data]` extra names it; Biopython, a runtime
+dependency, brings it today); torch is never imported: the dataset gives numpy arrays, which the
+DataLoader's collate turns into tensors. This module writes nothing and knows no tokenizer.
 """
 
 import importlib

@@ -40,7 +40,8 @@ SAMPLES = [
     "bpe_core/samples/pop909/001.mid",
     "bpe_core/samples/pop909/LICENSE",
 ]
-# what only the tests, the benchmarks or the extras need: never installed by the wheel alone
+# what only the tests, the benchmarks or the extras need: never installed by the wheel alone (numpy
+# is not among them: Biopython, a runtime dependency, requires it)
 NOT_RUNTIME = [
     "pytest",
     "hypothesis",
@@ -50,7 +51,6 @@ NOT_RUNTIME = [
     "dask",
     "distributed",
     "rustbpe",
-    "numpy",
     "torch",
 ]
 BUILD_ARTIFACTS = shutil.ignore_patterns(
