@@ -108,7 +108,8 @@ class Marker:
         return length
 
     def mark(self, piece: Any, line: int = 1) -> tuple[list[int], list[list[int]]]:
-        """(ids, per kind but `anywhere`: the indexes i > 0 of the tokens that begin one)."""
+        """(ids, per kind but `anywhere`: the indexes of the tokens that begin one; 0 too, which
+        matters where a piece of streamed text begins)."""
         tokenizer = self.tokenizer
         allowed: Specials = self.allowed_special
         if isinstance(piece, str) and tokenizer.special_tokens:
@@ -137,7 +138,7 @@ class Marker:
             offset += self.token_length(token)
         marks = []
         for kind_offsets in [*offsets, chunk_offsets]:
-            marks.append(sorted({token_at[at] for at in kind_offsets if token_at.get(at, 0) > 0}))
+            marks.append(sorted({token_at[at] for at in kind_offsets if at in token_at}))
         return ids, marks
 
 
@@ -165,6 +166,7 @@ class Windower:
             position = bisect.bisect_left(chunk_marks, base)
             if position == len(chunk_marks) or chunk_marks[position] != base:
                 chunk_marks.insert(position, base)
+        # (a mark at a window's start is no place to cut it: _cut looks after the start)
         while len(self.ids) - self.start > self.limit:
             yield self._cut()
         if self.start > 0:  # keep only what the next window needs

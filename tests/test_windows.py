@@ -16,12 +16,15 @@ import pytest
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
 from helpers.midi import pop909_paths
 from helpers.paths import DOCS_PATH, LAMBDA_PATH, require
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bpe_core
 from bpe_core.config import parse_runner
 from bpe_core.contract import MarksBoundaries
 from bpe_core.encoding import ShardOptions, encode_to_shards
 from bpe_core.idfiles import read_shards
+from bpe_core.windows import Windower, WindowReport
 from bpe_midi.song import read_song
 
 GRAMMARS = ("remi", "tsd", "midilike")
@@ -309,3 +312,57 @@ def test_windows_on_dask_equal_local_windows_and_a_file_is_never_cut_into_ranges
             prefixes = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
     assert "encode_file_task" in prefixes and "encode_range_task" not in prefixes
     assert local["windows"]["cuts"]["bar"] > 0
+
+
+def reference_windows(length: int, marks: list[set[int]], limit: int) -> tuple[list[tuple[int, int]], list[int]]:
+    """The greedy rule spelled out: from each window's start, the furthest mark of the first kind
+    with one in (start, start + limit], else start + limit; returns the (start, end) of each
+    window and the kind index of each cut (len(marks): anywhere)."""
+    spans, kinds, start = [], [], 0
+    while length - start > limit:
+        for kind_number, kind_marks in enumerate(marks):
+            reachable = [mark for mark in kind_marks if start < mark <= start + limit]
+            if reachable:
+                kind, end = kind_number, max(reachable)
+                break
+        else:
+            kind, end = len(marks), start + limit
+        spans.append((start, end))
+        kinds.append(kind)
+        start = end
+    if length > start:
+        spans.append((start, length))
+    return spans, kinds
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    length=st.integers(0, 300),
+    limit=st.integers(1, 40),
+    marks=st.lists(st.sets(st.integers(1, 299)), min_size=1, max_size=3),
+    cuts=st.lists(st.integers(1, 299), max_size=6),
+)
+def test_the_windower_cuts_like_the_greedy_rule_however_the_ids_arrive(
+    length: int, limit: int, marks: list[set[int]], cuts: list[int]
+) -> None:
+    """Pushed in pieces (cut at `cuts`, which begin chunks, as streamed text's pieces do) or whole,
+    windows are at most `limit` ids, join back to the ids and end where the greedy rule says."""
+    marks = [{mark for mark in kind if mark < length} for kind in marks]
+    piece_starts = sorted({cut for cut in cuts if cut < length})
+    marks[-1] |= set(piece_starts)  # the last kind is the chunk boundaries
+    kinds = tuple(f"kind{number}" for number in range(len(marks) - 1)) + ("chunk", "anywhere")
+    ids = list(range(1000, 1000 + length))
+    report = WindowReport(limit, kinds)
+    windower = Windower(limit, kinds, report, 0)
+    windows: list[list[int]] = []
+    bounds = [0, *piece_starts, length]
+    for start, end in zip(bounds, bounds[1:]):
+        piece_marks = [sorted(mark - start for mark in kind if start <= mark < end) for kind in marks]
+        windows.extend(windower.push(ids[start:end], piece_marks))
+    windows.extend(windower.finish())
+    spans, cut_kinds = reference_windows(length, marks, limit)
+    assert windows == [ids[start:end] for start, end in spans]
+    assert all(0 < len(window) <= limit for window in windows)
+    assert report.cuts == {kinds[kind]: cut_kinds.count(kind) for kind in set(cut_kinds)}
+    assert report.windows == len(windows) and report.documents == 1
+    assert [number for _, number, _ in report.numbers] == list(range(1, len(windows) + 1))
