@@ -206,3 +206,10 @@ def test_bad_augment_options_are_errors_naming_the_key(
         bpe_core.count(config(augment), [str(songs[0])], progress=False)
     (tmp_path / "bad.json").write_text(json.dumps(config(augment)))
     assert_clean_error(run_bpe("train", "bad.json", songs[0], cwd=tmp_path), fragment)
+
+
+def test_inspect_shows_what_counting_added(songs: list[Path], tmp_path: Path) -> None:
+    bpe_core.train(config({"velocity": 10}), [str(song) for song in songs], progress=False).save(tmp_path / "t.json")
+    shown = assert_ok(run_bpe("inspect", "t.json", cwd=tmp_path))
+    assert f"counting:      augment notes dropped 0, augmented copies {2 * SONGS}" in shown
+    assert "tokens per beat on the training data" not in shown
