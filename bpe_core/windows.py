@@ -16,6 +16,7 @@ This module encodes through the tokenizer's public methods and cuts; it writes n
 import bisect
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate, repeat
 from typing import Any
 
 from bpe_core.chunking import pieces
@@ -87,6 +88,23 @@ def boundary_kinds(tokenizer: Tokenizer) -> tuple[str, ...]:
     return (*named, CHUNK, ANYWHERE)
 
 
+class TokenLengths(dict[int, int]):
+    """Token id -> its length in base symbols (bytes for byte-level text), looked up once per id."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        super().__init__()
+        self.tokenizer = tokenizer
+
+    def __missing__(self, token: int) -> int:
+        tokenizer = self.tokenizer
+        if tokenizer.pretokenizer.byte_level:
+            length = len(tokenizer.token_bytes(token))
+        else:
+            length = len(tokenizer.token_symbols(token))
+        self[token] = length
+        return length
+
+
 class Marker:
     """Encodes a piece and says which of its tokens begin a boundary of each kind."""
 
@@ -94,22 +112,11 @@ class Marker:
         self.tokenizer = tokenizer
         self.allowed_special = allowed_special
         self.disallowed_special = disallowed_special
-        self.lengths: dict[int, int] = {}  # token id -> its length in base symbols (bytes for byte-level text)
-
-    def token_length(self, token: int) -> int:
-        length = self.lengths.get(token)
-        if length is None:
-            tokenizer = self.tokenizer
-            if tokenizer.pretokenizer.byte_level:
-                length = len(tokenizer.token_bytes(token))
-            else:
-                length = len(tokenizer.token_symbols(token))
-            self.lengths[token] = length
-        return length
+        self.lengths = TokenLengths(tokenizer)
 
     def mark(self, piece: Any, line: int = 1) -> tuple[list[int], list[list[int]]]:
-        """(ids, per kind but `anywhere`: the indexes of the tokens that begin one; 0 too, which
-        matters where a piece of streamed text begins)."""
+        """(ids, per kind but `anywhere`: the indexes of the tokens that begin one, ascending; 0
+        too, which matters where a piece of streamed text begins)."""
         tokenizer = self.tokenizer
         allowed: Specials = self.allowed_special
         if isinstance(piece, str) and tokenizer.special_tokens:
@@ -126,19 +133,12 @@ class Marker:
             chunks, offsets = pretokenizer.split_with_boundaries(normalized)
         else:
             chunks = list(pretokenizer.split(normalized))
-        chunk_offsets: list[int] = []
-        offset = 0
-        for chunk in chunks:
-            chunk_offsets.append(offset)
-            offset += len(pretokenizer.symbols(chunk))
-        token_at: dict[int, int] = {}  # offset in symbols -> the index of the token that begins there
-        offset = 0
-        for index, token in enumerate(ids):
-            token_at[offset] = index
-            offset += self.token_length(token)
+        chunk_offsets = list(accumulate(map(len, map(pretokenizer.symbols, chunks)), initial=0))
+        # offset in symbols -> the index of the token that begins there
+        token_at = dict(zip(accumulate(map(self.lengths.__getitem__, ids), initial=0), range(len(ids))))
         marks = []
         for kind_offsets in [*offsets, chunk_offsets]:
-            marks.append(sorted({token_at[at] for at in kind_offsets if at in token_at}))
+            marks.append(sorted(index for index in map(token_at.get, kind_offsets, repeat(-1)) if index >= 0))
         return ids, marks
 
 
