@@ -124,6 +124,7 @@ def pushed_out(songs: list[Path], shifts: list[int]) -> int:
     return dropped
 
 
+@pytest.mark.both_modes
 def test_augmented_counts_are_the_counts_of_transposed_songs_written_with_mido(
     songs: list[Path], tmp_path: Path
 ) -> None:
@@ -137,6 +138,7 @@ def test_augmented_counts_are_the_counts_of_transposed_songs_written_with_mido(
     assert "counting" not in explicit.measures
 
 
+@pytest.mark.both_modes
 def test_velocity_and_duration_offsets_count_like_songs_moved_with_mido(songs: list[Path], tmp_path: Path) -> None:
     """velocity V: copies at -V and +V (kept in 1..127); duration D beats: at -D and +D (no note
     shorter than 1/32 beat), each offset alone, as MidiTok's augmentation without combinations."""
