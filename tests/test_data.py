@@ -168,3 +168,22 @@ def test_a_directory_that_is_no_shard_set_is_refused(tmp_path: Path) -> None:
         TokenShards(tmp_path, length=8)
     with pytest.raises(BpeError, match="length"):
         TokenShards(tmp_path, length=0)
+
+
+def test_documents_of_a_set_without_lengths_are_cut_after_each_end_token(
+    text_shards: tuple[Path, bpe_core.Tokenizer],
+) -> None:
+    """Two text files with --eos: two documents, as decoding the directory reads them."""
+    directory, tokenizer = text_shards
+    end = tokenizer.special_ids["<|endoftext|>"]
+    documents = [ids for _, _, ids in read_shards(str(directory), tokenizer.vocab_size)]
+    assert len(documents) == 2 and all(ids[-1] == end for ids in documents)
+    longest = max(map(len, documents))
+    shards = TokenShards(directory, length=longest + 5, pad_id=end, documents=True)
+    assert [shards[item].tolist() for item in range(2)] == [ids + [end] * (longest + 5 - len(ids)) for ids in documents]
+    cropped = TokenShards(directory, length=100, pad_id=end, documents=True, seed=4)
+    for item, ids in enumerate(documents):
+        window = cropped[item].tolist()
+        assert any(ids[start : start + 100] == window for start in range(len(ids) - 99))
+    with pytest.raises(BpeError, match="one item per document"):
+        TokenShards(directory, length=100, pad_id=end, documents=True, samples=3)
