@@ -260,23 +260,37 @@ def _cmd_decode(args: argparse.Namespace) -> int:
 
 def _decode_to_files(tokenizer: Tokenizer, args: argparse.Namespace) -> int:
     """`decode -o DIR/`: one file per document, DIR/000000.mid, ... (each written atomically), for
-    a decoder of files (the `WritesFiles` ability)."""
-    decoder = tokenizer.decoder
+    a decoder of files (the `WritesFiles` ability), into a new or empty directory or one that
+    holds only such files (a previous decode's, replaced: the ones beyond the new count go)."""
+    decoder, output = tokenizer.decoder, args.output
     if not isinstance(decoder, WritesFiles):
+        what = "it is a directory" if os.path.isdir(output) else "a name ending in / is a directory"
         raise BpeError(
-            f"-o {args.output}: one file per document is for decoders of files (MIDI); "
-            f"{tokenizer.decoder.name!r} decodes to text: give a file name"
+            f"cannot write {output}: {what}; one file per document is for decoders of files (MIDI), "
+            f"and {tokenizer.decoder.name!r} decodes to text: give a file name"
+        )
+    written = re.compile(r"\d{6,}" + re.escape(decoder.file_suffix))
+    previous = sorted(os.listdir(output)) if os.path.isdir(output) else []
+    stranger = next((entry for entry in previous if not written.fullmatch(entry)), None)
+    if stranger is not None:
+        raise BpeError(
+            f"cannot write to {output}: it is a directory holding {stranger!r}, which no `bpe decode -o DIR/` "
+            "wrote (give a new or empty directory)"
         )
     try:
-        os.makedirs(args.output, exist_ok=True)
+        os.makedirs(output, exist_ok=True)
     except OSError as error:
-        raise BpeError(f"cannot create the directory {args.output}: {error.strerror or error}") from None
+        raise BpeError(f"cannot create the directory {output}: {error.strerror or error}") from None
+    names: set[str] = set()
     for count, (where, _, ids) in enumerate(_ids_documents(args, tokenizer)):
         try:
             document = tokenizer.decode(ids, errors=args.errors)
         except BpeError as error:
             raise BpeError(f"{where}: {error}") from None
-        decoder.write(document, os.path.join(args.output, f"{count:06d}{decoder.file_suffix}"))
+        names.add(f"{count:06d}{decoder.file_suffix}")
+        decoder.write(document, os.path.join(output, f"{count:06d}{decoder.file_suffix}"))
+    for entry in set(previous) - names:  # a previous decode's files beyond this one's
+        os.unlink(os.path.join(output, entry))
     return 0
 
 

@@ -242,6 +242,17 @@ def test_decode_to_a_directory_writes_each_window_as_a_midi_file_mido_reads(
         assert 0 < decoded_notes <= whole_notes
     else:
         assert decoded_notes == whole_notes
+    # decoding fewer documents into the same directory replaces the set; a stranger there is refused
+    command = ("encode", "-t", midi_tokenizers[grammar], sample[0], "--max-length", 64, "-q", "-o", "one/")
+    assert_ok(run_bpe(*command, cwd=tmp_path))
+    fewer = json.loads((tmp_path / "one" / "index.json").read_text())["windows"]["windows"]
+    assert_ok(run_bpe("decode", "-t", midi_tokenizers[grammar], "one/", "-o", "songs/", cwd=tmp_path))
+    assert sorted(path.name for path in (tmp_path / "songs").iterdir()) == names[:fewer] and fewer < windows
+    (tmp_path / "mixed").mkdir()
+    (tmp_path / "mixed" / "notes.txt").write_text("mine\n")
+    refused = run_bpe("decode", "-t", midi_tokenizers[grammar], "w/", "-o", "mixed/", cwd=tmp_path)
+    assert_clean_error(refused, "mixed/", "'notes.txt'")
+    assert [path.name for path in (tmp_path / "mixed").iterdir()] == ["notes.txt"]
 
 
 def test_decode_to_a_directory_is_for_decoders_of_files(tmp_path: Path) -> None:
@@ -254,7 +265,7 @@ def test_decode_to_a_directory_is_for_decoders_of_files(tmp_path: Path) -> None:
     bpe_core.train(config, [str(TEXT_SAMPLE)], progress=False).save(tmp_path / "text.json")
     assert_ok(run_bpe("encode", "-t", "text.json", TEXT_SAMPLE, "-o", "t.ids", cwd=tmp_path))
     result = run_bpe("decode", "-t", "text.json", "t.ids", "-o", "out/", cwd=tmp_path)
-    assert_clean_error(result, "-o out/", "decodes to text")
+    assert_clean_error(result, "out/", "decodes to text")
 
 
 def test_tokens_format_shows_a_window_a_line_with_events_joined_by_plus(
