@@ -37,6 +37,13 @@ def whole_number(value: str) -> int:
     return int(value)
 
 
+def positive(value: str) -> int:
+    """A length: a whole number, 1 or more."""
+    if not (value.isascii() and value.isdigit()) or len(value) > 10 or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number, 1 or more; got {value[:40]!r}")
+    return int(value)
+
+
 def runner_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--runner", choices=("local", "dask"), help="where to run (default: the config's runner, else local)"
@@ -94,6 +101,13 @@ def build_parser(version: str) -> argparse.ArgumentParser:
         help="id width for --format bin (default: uint16 if the vocabulary fits, else uint32)",
     )
     encode.add_argument("--eos", metavar="TOKEN", help="append this special token after each document")
+    encode.add_argument(
+        "--max-length",
+        type=positive,
+        metavar="N",
+        help="cut each document into windows of at most N tokens (the --eos token included), each one a document, "
+        "starting at bar lines for MIDI (else beat lines, chunk boundaries, anywhere: the cuts are reported)",
+    )
     encode.add_argument(
         "-o",
         "--output",

@@ -118,6 +118,16 @@ class CountsChunks(Protocol):
 
 
 @runtime_checkable
+class ReportsCounting(Protocol):
+    """A pretokenizer whose training count of a document is more than its chunks (MIDI: songs
+    counted again, augmented), with a report of what it did: counts of named things, summed over
+    the corpus into `Counts.measures["counting"]` and the tokenizer's provenance (on every runner;
+    `bpe train` prints them). Training counts with it before `CountsChunks`; encoding never uses it."""
+
+    def count_reported(self, document: Any) -> tuple[Mapping[Hashable, int], Mapping[str, int]]: ...
+
+
+@runtime_checkable
 class CountsPacked(Protocol):
     """A pretokenizer that adds a document's chunks to a `ChunkCounts` as their packed symbol ids
     (`counts.pack(symbols(chunk), width)`, the keys of a counts file), with no Python object per
@@ -141,6 +151,18 @@ class ReportsEncoding(Protocol):
     """A pretokenizer that quantizes (MIDI) and reports what encoding a document lost or changed."""
 
     def report(self, document: Any) -> Mapping[str, Any]: ...
+
+
+@runtime_checkable
+class MarksBoundaries(Protocol):
+    """A pretokenizer that knows where a document is best cut into training windows (MIDI: bar
+    lines, then beat lines). `boundary_names` names the kinds, strongest first; for each kind,
+    `split_with_boundaries` gives the offsets where one begins, counted in base symbols of the
+    chunks (the chunks `split` gives, returned beside them) laid end to end."""
+
+    boundary_names: tuple[str, ...]
+
+    def split_with_boundaries(self, document: Any) -> tuple[list[Hashable], list[list[int]]]: ...
 
 
 @runtime_checkable
@@ -217,6 +239,14 @@ class WritesRecords(Protocol):
 
 
 @runtime_checkable
+class WritesFiles(Protocol):
+    """A decoder whose documents are files of a format of their own (MIDI), named with
+    `file_suffix` (".mid"): `bpe decode -o DIR/` writes one such file per document."""
+
+    file_suffix: str
+
+
+@runtime_checkable
 class ListsSuffixes(Protocol):
     """A reader that, given a directory, reads only the files ending with one of `suffixes`."""
 
@@ -259,9 +289,11 @@ class Named(Protocol):
 
 ABILITIES = (
     CountsChunks,
+    ReportsCounting,
     CountsPacked,
     ReportsOffsets,
     ReportsEncoding,
+    MarksBoundaries,
     ConfiguresDecoder,
     ExportsToHF,
     NamesSymbols,
@@ -269,6 +301,7 @@ ABILITIES = (
     DrawsTokens,
     StreamsText,
     WritesRecords,
+    WritesFiles,
     ListsSuffixes,
     MeasuresDocuments,
     ReadsRanges,
