@@ -20,13 +20,14 @@ from bpe_core import contract
 from bpe_core.chunking import normalize, pieces
 from bpe_core.config import ComponentConfig
 from bpe_core.contract import Reader, StreamedText, document_source
-from bpe_core.engine import Alphabet, Decoder, Encoder
+from bpe_core.engine import Alphabet
 from bpe_core.errors import BpeError, located
 from bpe_core.formats import hf, native, tiktoken
 from bpe_core.plugins import Registry, registry
 from bpe_core.runners.local import WorkerPool, default_workers, ordered_map
 from bpe_core.spec import IdLayout, TokenizerSpec
 from bpe_core.specials import Specials, allowed_specials, special_pattern, special_runs, splits_a_special
+from bpe_core.strands import make_codec
 
 BATCH = 64  # documents per task in encode_batch: amortizes inter-process traffic
 DECODE_ERRORS = ("roundtrip", "replace", "strict")  # what decode does with ids that make invalid UTF-8
@@ -55,8 +56,7 @@ class Tokenizer:
         options = pretokenizer.decoder_options() if isinstance(pretokenizer, contract.ConfiguresDecoder) else {}
         self.decoder = components.decoder(pretokenizer.decoder, options)
         self.alphabet_size = len(self.alphabet)
-        self._encoder = Encoder(self.alphabet_size, spec.merges, results=spec.merge_results)
-        self._decoder = Decoder(self.alphabet_size, spec.merges, results=spec.merge_results)
+        self._encoder, self._decoder = make_codec(pretokenizer, self.alphabet_size, spec.merges, spec.merge_results)
         internal_count = self.alphabet_size + self._encoder.token_count
         trained = IdLayout.trained(internal_count, spec.special_tokens, spec.special_position)
         layout = spec.layout or trained

@@ -14,7 +14,7 @@ import heapq
 from random import Random
 from typing import Final
 
-from bpe_core.engine.long_encoder import LongEncoder, mirror_pairs
+from bpe_core.engine.long_encoder import LongEncoder
 
 NO_RANK: Final = 1 << 60
 LONG_CHUNK: Final = 96
@@ -113,24 +113,27 @@ class Encoder:
             merges = self.merge_pairs
             encoder = self.long_encoder = LongEncoder(self.alphabet_size, merges)
             if self.mirrored:
-                pairs = [(self.mirrored[right], self.mirrored[left]) for left, right in merges]
-                ranks = mirror_pairs(self.alphabet_size, merges, self.mirrored)
-                encoder.set_from_right(ranks, [pairs[rank - 1] for rank in ranks])
+                encoder.set_mirror(self.mirrored)
         return encoder
 
     def mirror_overlaps(self, token_mirror: list[int]) -> None:
         """Mirrored encoding (opt-in; Hugging Face and tiktoken have no such rule): for merges in
-        mirror-partner order, `token_mirror` the mirror on every token id (`mirror_tokens`), each
-        second partner is applied as the mirror image of the first and resolves a run of
-        overlapping occurrences from the right, so a chunk's mirror image (reversed, each symbol
-        mirrored) tokenizes as the mirror image of its tokenization, except where partners'
-        occurrences overlap or a self-mirrored merge overlaps itself. Every chunk then goes
-        through the whole-chunk encoder."""
+        mirror-partner order, `token_mirror` the mirror on every token id (`mirror_tokens`), a
+        merge and its partner are one step and overlapping occurrences are resolved so that a
+        chunk's mirror image (reversed, each symbol mirrored) tokenizes as the mirror image of its
+        tokenization, always (`LongEncoder.set_mirror` says how). Every chunk then goes through
+        the whole-chunk encoder."""
         if not self._fresh_results() or len(token_mirror) != self.alphabet_size + len(self.merge_result):
             raise ValueError("mirrored encoding needs merges that each create a new id, and a mirror on every token")
         self.mirrored = list(token_mirror)
         self.long_encoder = None
         self.cache.clear()
+        try:
+            self._long_encoder()  # checks the mirror's partner order now
+        except ValueError:
+            self.mirrored = []
+            self.long_encoder = None
+            raise
 
     def _encode_short(self, symbols: list[int]) -> list[int]:
         parts = list(symbols)

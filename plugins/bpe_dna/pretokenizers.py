@@ -5,7 +5,8 @@ ambiguity letters; anything else in a sequence is an error that names the record
 `split` gives what encoding uses; `count` (training) may add windows' overlaps and the reverse
 complement strand; with `reverse_complement: symmetric` the pretokenizer also hands training the
 complement as a mirror of the symbols (`symbol_mirror`), so each merge is learned with its reverse
-complement partner. This module does not read files.
+complement partner, and `resolve_overlaps: mirrored` asks encoding to resolve overlapping merges
+as mirror images of their partners (`mirrored_overlaps`). This module does not read files.
 """
 
 import re
@@ -108,7 +109,10 @@ class NucleotidePretokenizer:
 
     def __init__(self, options: dict[str, Any]) -> None:
         check_options(
-            "pretokenizer", self.name, options, ("case", "n", "iupac", "max_chunk", "overlap", "reverse_complement")
+            "pretokenizer",
+            self.name,
+            options,
+            ("case", "n", "iupac", "max_chunk", "overlap", "reverse_complement", "resolve_overlaps"),
         )
         self.policy = _Policy(self.name, options)
         self.max_chunk = _integer(options, "max_chunk", None, 2, 1 << 40)
@@ -116,6 +120,13 @@ class NucleotidePretokenizer:
         if self.overlap and self.max_chunk is None:
             raise BpeError("pretokenizer.overlap needs max_chunk")
         self.reverse_complement = _choice(self.name, options, "reverse_complement", (False, "augment", "symmetric"))
+        self.resolve_overlaps = _choice(self.name, options, "resolve_overlaps", ("leftmost", "mirrored"))
+        if self.resolve_overlaps == "mirrored" and self.reverse_complement != "symmetric":
+            raise BpeError(
+                "pretokenizer.resolve_overlaps: mirrored needs reverse_complement: symmetric (it resolves each "
+                "merge's overlaps as the mirror image of its reverse-complement partner's, and only a symmetric "
+                f"vocabulary has the partners); reverse_complement is {str(self.reverse_complement).lower()}"
+            )
         self.symbol_ids = {letter: index for index, letter in enumerate(self.policy.letters)}
 
     def options(self) -> dict[str, Any]:
@@ -126,6 +137,7 @@ class NucleotidePretokenizer:
             "max_chunk": self.max_chunk,
             "overlap": self.overlap,
             "reverse_complement": self.reverse_complement,
+            "resolve_overlaps": self.resolve_overlaps,
         }
 
     def alphabet(self) -> list[str]:
@@ -182,6 +194,12 @@ class NucleotidePretokenizer:
         if self.reverse_complement != "symmetric":
             return None
         return [self.symbol_ids[letter.translate(COMPLEMENT)] for letter in self.policy.letters]
+
+    def mirrored_overlaps(self) -> str | None:
+        """With resolve_overlaps: mirrored, what asks encoding to resolve overlapping merges as
+        the mirror image of their partners (so a reverse complement tokenizes as the mirror image
+        of the forward strand); None for leftmost, as training, Hugging Face and tiktoken do."""
+        return "resolve_overlaps: mirrored" if self.resolve_overlaps == "mirrored" else None
 
     def symbols(self, chunk: Any) -> list[int]:
         symbol_ids = self.symbol_ids
