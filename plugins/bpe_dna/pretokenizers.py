@@ -26,6 +26,7 @@ KMER_END = "|"
 # What an input KMER_END becomes first: a character outside the vocabulary, so that it is an error
 # in Hugging Face as it is in bpe-core, not a k-mer end.
 NOT_A_LETTER = "\ufffd"
+NOT_A_SYMBOL = 255  # in NucleotidePretokenizer.symbol_table: a byte that is no letter of the alphabet
 
 
 def _choice(name: str, options: dict[str, Any], key: str, allowed: tuple[Any, ...]) -> Any:
@@ -128,6 +129,8 @@ class NucleotidePretokenizer:
                 f"vocabulary has the partners); reverse_complement is {str(self.reverse_complement).lower()}"
             )
         self.symbol_ids = {letter: index for index, letter in enumerate(self.policy.letters)}
+        # letter byte -> symbol id, NOT_A_SYMBOL elsewhere: a genome maps with one bytes.translate
+        self.symbol_table = bytes(self.symbol_ids.get(chr(byte), NOT_A_SYMBOL) for byte in range(256))
 
     def options(self) -> dict[str, Any]:
         return {
@@ -202,8 +205,11 @@ class NucleotidePretokenizer:
         return "resolve_overlaps: mirrored" if self.resolve_overlaps == "mirrored" else None
 
     def symbols(self, chunk: Any) -> list[int]:
-        symbol_ids = self.symbol_ids
-        return [symbol_ids[letter] for letter in chunk]
+        mapped = chunk.encode("ascii", "replace").translate(self.symbol_table)
+        if NOT_A_SYMBOL in mapped:  # a letter outside the alphabet: the KeyError names it
+            symbol_ids = self.symbol_ids
+            return [symbol_ids[letter] for letter in chunk]
+        return list(mapped)
 
     def safe_cut(self, text: str) -> int:
         return 0
