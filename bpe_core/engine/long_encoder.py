@@ -1,7 +1,8 @@
 """Rank-ordered BPE encoding of one chunk of any length (a 5 Mbp genome as one record) in time
 proportional to the merges it makes.
 
-The chunk becomes doubly linked positions (unboxed i32 vecs); each rank has a bucket of the
+The chunk becomes doubly linked positions (one unboxed i32 vec: each position's symbol, next and
+previous side by side, in one cache line); each rank has a bucket of the
 positions where its pair was created (blocks of a shared pool, so a bucket is read in runs
 and freed blocks are reused), and a min-heap holds the ranks whose bucket is not empty. Ranks
 are taken lowest first, and a merge creates only pairs of higher rank (merge r makes id
@@ -56,9 +57,7 @@ class LongEncoder:
     slot_ranks: vec[i64]
     mask: i64
     # scratch, reused between calls
-    sym: vec[i32]
-    nxt: vec[i32]
-    prv: vec[i32]
+    node: vec[i32]  # per position: its symbol, the next position, the previous (one cache line, not three)
     bucket: vec[i32]
     pool: vec[i32]
     free_block: i64
@@ -97,9 +96,7 @@ class LongEncoder:
         self._reset_scratch()
 
     def _reset_scratch(self) -> None:
-        self.sym = vec[i32]()
-        self.nxt = vec[i32]()
-        self.prv = vec[i32]()
+        self.node = vec[i32]()
         self.pool = vec[i32]()
         self.free_block = -1
 
@@ -236,19 +233,15 @@ class LongEncoder:
             return list(symbols)
         if size >= MAX_POSITIONS:
             raise ValueError(f"a chunk of {size} symbols is too long for 32-bit positions")
-        sym = vec[i32](capacity=size)
-        nxt = vec[i32](capacity=size)
-        prv = vec[i32](capacity=size)
+        node = vec[i32](capacity=3 * size)
         for index in range(size):
-            sym = append(sym, i32(symbols[index]))
-            nxt = append(nxt, i32(index + 1))
-            prv = append(prv, i32(index - 1))
-        nxt[size - 1] = END
-        self.sym = sym
-        self.nxt = nxt
-        self.prv = prv
+            node = append(node, i32(symbols[index]))
+            node = append(node, i32(index + 1))
+            node = append(node, i32(index - 1))
+        node[3 * size - 2] = END
+        self.node = node
         for index in range(size - 1):
-            rank = self.rank_of(i64(sym[index]), i64(sym[index + 1]))
+            rank = self.rank_of(i64(node[3 * index]), i64(node[3 * index + 3]))
             if rank != NO_RANK:
                 self._push(rank, index)
         while len(self.active) > 0:
@@ -256,8 +249,8 @@ class LongEncoder:
         result: list[int] = []
         position: i64 = 0
         while position != END:
-            result.append(sym[position])
-            position = i64(nxt[position])
+            result.append(node[3 * position])
+            position = i64(node[3 * position + 1])
         if size > KEEP_SCRATCH:
             self._reset_scratch()
         return result
@@ -276,18 +269,17 @@ class LongEncoder:
         right = self.right[rank]
         new_id = self.alphabet_size + rank
         overlapping = left == right
-        sym = self.sym
-        nxt = self.nxt
+        node = self.node
         block = i64(self.bucket[rank])
         self.bucket[rank] = END
         while block != END:
             count = i64(self.pool[block + 1])
             for entry in range(count):
                 position = i64(self.pool[block + 2 + entry])
-                if i64(sym[position]) != left:
+                if i64(node[3 * position]) != left:
                     continue
-                second = i64(nxt[position])
-                if second == END or i64(sym[second]) != right:
+                second = i64(node[3 * position + 1])
+                if second == END or i64(node[3 * second]) != right:
                     continue
                 if not overlapping:
                     self._merge(position, second, new_id)
@@ -318,12 +310,12 @@ class LongEncoder:
                     level = append(level, i64(self.pool[block + 2 + entry]))
                 block = self._free_block(block)
         self.level = level
-        prv = self.prv
+        node = self.node
         for index in range(len(level)):
             position = level[index]
             if self._level_pair(position, rank) == 0:
                 continue  # stale, or merged in this step already
-            before = i64(prv[position])
+            before = i64(node[3 * position + 2])
             if before != END and self._level_pair(before, rank) != 0:
                 continue  # not where its run starts: the run is resolved from its start
             self._resolve_run(position, rank, second_rank)
@@ -332,13 +324,14 @@ class LongEncoder:
 
     def _level_pair(self, position: i64, rank: i64) -> i64:
         """1 if rank's pair starts at position, 2 if its image does (and is another pair), else 0."""
-        symbol = i64(self.sym[position])
+        node = self.node
+        symbol = i64(node[3 * position])
         if symbol == DEAD:
             return 0
-        second = i64(self.nxt[position])
+        second = i64(node[3 * position + 1])
         if second == END:
             return 0
-        following = i64(self.sym[second])
+        following = i64(node[3 * second])
         if symbol == self.left[rank] and following == self.right[rank]:
             return 1
         if symbol == self.image_left[rank] and following == self.image_right[rank]:
@@ -348,7 +341,7 @@ class LongEncoder:
     def _resolve_run(self, start: i64, rank: i64, second_rank: i64) -> None:
         """Merge a run of overlapping occurrences (one or more) of rank's pair and its image that
         starts at `start`, as `set_mirror` says."""
-        nxt = self.nxt
+        node = self.node
         chain = self.chain
         while len(chain) > 0:
             chain, _ = pop(chain)
@@ -361,7 +354,7 @@ class LongEncoder:
             chain = append(chain, position)
             if kind == 1:
                 firsts += 1
-            position = i64(nxt[position])
+            position = i64(node[3 * position + 1])
         self.chain = chain
         size: i64 = len(chain)
         own_image = self.left[rank] == self.image_left[rank] and self.right[rank] == self.image_right[rank]
@@ -382,41 +375,37 @@ class LongEncoder:
             if chosen:
                 position = chain[index]
                 is_first = self._level_pair(position, rank) == 1
-                self._merge(position, i64(nxt[position]), first_id if is_first else second_id)
+                self._merge(position, i64(node[3 * position + 1]), first_id if is_first else second_id)
 
     def _merge_run_from_left(self, position: i64, symbol: i64, new_id: i64) -> None:
-        sym = self.sym
-        nxt = self.nxt
-        prv = self.prv
+        node = self.node
         while True:
-            before = i64(prv[position])
-            if before == END or i64(sym[before]) != symbol:
+            before = i64(node[3 * position + 2])
+            if before == END or i64(node[3 * before]) != symbol:
                 break
             position = before
-        while position != END and i64(sym[position]) == symbol:
-            second = i64(nxt[position])
-            if second == END or i64(sym[second]) != symbol:
+        while position != END and i64(node[3 * position]) == symbol:
+            second = i64(node[3 * position + 1])
+            if second == END or i64(node[3 * second]) != symbol:
                 return
             self._merge(position, second, new_id)
-            position = i64(nxt[position])
+            position = i64(node[3 * position + 1])
 
     def _merge(self, position: i64, second: i64, new_id: i64) -> None:
         """Merge the pair at position (its right symbol at `second`) into new_id; bucket the
         two pairs that creates."""
-        sym = self.sym
-        nxt = self.nxt
-        prv = self.prv
-        after = i64(nxt[second])
-        sym[position] = i32(new_id)
-        sym[second] = DEAD
-        nxt[position] = i32(after)
+        node = self.node
+        after = i64(node[3 * second + 1])
+        node[3 * position] = i32(new_id)
+        node[3 * second] = DEAD
+        node[3 * position + 1] = i32(after)
         if after != END:
-            prv[after] = i32(position)
-            rank = self.rank_of(new_id, i64(sym[after]))
+            node[3 * after + 2] = i32(position)
+            rank = self.rank_of(new_id, i64(node[3 * after]))
             if rank != NO_RANK:
                 self._push(rank, position)
-        before = i64(prv[position])
+        before = i64(node[3 * position + 2])
         if before != END:
-            rank = self.rank_of(i64(sym[before]), new_id)
+            rank = self.rank_of(i64(node[3 * before]), new_id)
             if rank != NO_RANK:
                 self._push(rank, before)
