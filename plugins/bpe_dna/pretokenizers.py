@@ -70,6 +70,7 @@ class _Policy:
         merged += merged.lower() if self.case == "keep" else ""
         # runs of letters that merge, or one letter that stands alone
         self.chunk_pattern = re.compile(f"[{merged}]+|[{re.escape(self.letters)}]")
+        self.one_chunk = re.compile(f"[{merged}]+")  # a sequence with no letter that stands alone (most reads)
         self.valid = re.compile(f"[{re.escape(self.letters)}]*")
 
     def prepare(self, document: Any) -> str:
@@ -176,7 +177,10 @@ class NucleotidePretokenizer:
 
     def split(self, document: Any) -> list[str]:
         """Chunks for encoding: windows never overlap, so decoding restores the sequence."""
-        return self._chunks(self.policy.prepare(document), 0)
+        sequence = self.policy.prepare(document)
+        if self.max_chunk is None and self.policy.one_chunk.fullmatch(sequence):
+            return [sequence]
+        return self._chunks(sequence, 0)
 
     def count(self, document: Any) -> dict[str, int]:
         """Chunks for training: windows overlap by `overlap`; with reverse_complement: augment,
