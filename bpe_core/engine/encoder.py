@@ -4,10 +4,11 @@ Chunks go to `long_encoder`, which costs the merges it makes (a genome, but also
 it was 1.5x faster than the heap encoder on a text corpus's unique words, 3-4x on DNA reads). Merge
 lists where two merges make one token (imports) need rank order apart from creation order, and go
 to the quadratic scan tiktoken uses (short chunks) or a linked list with a heap of (rank,
-position), O(n log n). All merge the lowest-ranked pair first and the leftmost occurrence on ties,
-which reproduces training exactly (`mirror_overlaps` opts into mirrored encoding instead). A
-bounded cache maps repeated chunks (any hashable the caller chooses, such as the chunk's text) to
-their ids.
+position), O(n log n); so do chunks shorter than SWEEP_CHUNK while an importer is still adding
+merges (`add_merge` would rebuild the whole-chunk encoder's table after every one). All merge the
+lowest-ranked pair first and the leftmost occurrence on ties, which reproduces training exactly
+(`mirror_overlaps` opts into mirrored encoding instead). A bounded cache maps repeated chunks (any
+hashable the caller chooses, such as the chunk's text) to their ids.
 
 This module does not split documents into chunks or map chunks to symbols.
 """
@@ -20,6 +21,7 @@ from bpe_core.engine.long_encoder import LongEncoder
 
 NO_RANK: Final = 1 << 60
 LONG_CHUNK: Final = 96
+SWEEP_CHUNK: Final = 4096  # while merges are still being added, the whole-chunk encoder from this length
 DEFAULT_CACHE_SIZE: Final = 1 << 18
 
 
@@ -97,11 +99,16 @@ class Encoder:
 
     def encode_symbols(self, symbols: list[int]) -> list[int]:
         """Token ids for one chunk given as base symbol ids."""
-        if self.mirrored or self._fresh_results():
+        if self.mirrored or (self._fresh_results() and (self._complete() or len(symbols) >= SWEEP_CHUNK)):
             return self._long_encoder().encode(symbols)
         if len(symbols) >= LONG_CHUNK:
             return self._encode_long(symbols)
         return self._encode_short(symbols)
+
+    def _complete(self) -> bool:
+        """Whether no more merges may be added: while an importer adds merges one by one (and
+        encodes between them), short chunks take the scans, which need no rebuilt table."""
+        return len(self.merge_result) >= self.id_bound - self.alphabet_size - 1
 
     def _fresh_results(self) -> bool:
         """Whether every merge creates a new id (then rank order equals merge order)."""
