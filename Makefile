@@ -10,7 +10,7 @@ REQUIREMENTS = $(BIN)/python -c 'import sys, tomllib; pyproject = tomllib.load(o
 	print(*pyproject["build-system"]["requires"], *pyproject["project"]["dependencies"], \
 	*pyproject["project"]["optional-dependencies"][sys.argv[1]], sep="\n")'
 
-.PHONY: test lint test-compiled test-pure demo bench install clean
+.PHONY: test lint test-compiled test-pure demo bench docs install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,10 @@ bench: install
 	$(BIN)/python benchmarks/dna_symmetry.py
 	$(BIN)/python benchmarks/midi.py
 	$(BIN)/python benchmarks/surgery.py
+
+# the screenshots in docs/inspect.md: pages of `bpe inspect --html` in headless Chromium
+docs: install
+	$(BIN)/python docs/screenshots.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -198,11 +198,12 @@ def long_with_bpe_core(args: list[str]) -> dict[str, Any]:
         "pretokenizer": {"name": "dna-nucleotides"},
         "trainer": {"vocab_size": VOCAB_SIZE, "min_frequency": 1},
     }
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     tokenizer = bpe_core.train(config, workers=1, progress=False)
     seconds = time.perf_counter() - started
     return {
         "seconds": seconds,
+        "cpu_seconds": time.process_time() - cpu_started,
         "base_pairs": int(tokenizer.provenance["symbols"]),
         "merges": len(tokenizer.merges),
         "compiled": engine.is_compiled(),
@@ -269,12 +270,14 @@ def scale(sizes_mbp: list[float], repeats: int, script: Path, hf_up_to_mbp: floa
         results = _common.run_interleaved(script, jobs, repeats, work_dir)
     with_hf = any(key.startswith("hf-tokenizers") for key in results)
     rows = []
-    points = []
+    points, cpu_points = [], []
     for size in sizes:
         ours = results[f"bpe-core {size}"]
         per_bp = ours.peak_tree_mb * _common.MEGABYTE / size
         points.append((float(size), ours.seconds()))
-        row = [f"{size / 1e6:.2f}", f"{ours.seconds():.2f}", f"{ours.peak_tree_mb:.0f}", f"{per_bp:.1f}"]
+        cpu_points.append((float(size), float(ours.best["cpu_seconds"])))
+        row = [f"{size / 1e6:.2f}", f"{ours.seconds():.2f}", f"{ours.best['cpu_seconds']:.2f}"]
+        row += [f"{ours.peak_tree_mb:.0f}", f"{per_bp:.1f}"]
         row.append(str(ours.best["merges"]))
         if f"hf-tokenizers {size}" in results:
             hf = results[f"hf-tokenizers {size}"]
@@ -287,22 +290,36 @@ def scale(sizes_mbp: list[float], repeats: int, script: Path, hf_up_to_mbp: floa
         elif with_hf:
             row += ["not run"] * 4
         rows.append(row)
-    headers = ["Mbp", "bpe-core s", "bpe-core peak MB", "bpe-core bytes/bp", "merges"]
+    headers = ["Mbp", "bpe-core s", "bpe-core CPU s", "bpe-core peak MB", "bpe-core bytes/bp", "merges"]
     if with_hf:
         headers += ["HF s (10 kb lines)", "HF peak MB", "HF bytes/bp", "HF s / bpe-core s"]
     largest = sizes[-1]
     per_bp_largest = results[f"bpe-core {largest}"].peak_tree_mb * _common.MEGABYTE / largest
     fits = int(MEMORY_BUDGET_BYTES / per_bp_largest)
     exponent = growth_exponent(points) if len(points) > 1 else float("nan")
+    cpu_exponent = growth_exponent(cpu_points) if len(cpu_points) > 1 else float("nan")
     fits_mbp = math.floor(fits / 1e6)
     blocks = [
         markdown_table(headers, rows),
         f"Growth exponent of bpe-core's time (least-squares slope of log t over log n, "
-        f"{len(points)} sizes): {exponent:.2f} (1.00 is linear).",
+        f"{len(points)} sizes): {exponent:.2f} in wall seconds, {cpu_exponent:.2f} in CPU seconds "
+        "(1.00 is linear; CPU seconds are what other work on the machine skews least).",
         f"Largest size that fits in 20 GB at the {per_bp_largest:.1f} bytes/bp measured at "
         f"{largest / 1e6:.1f} Mbp: about {fits_mbp:,} Mbp. Run it with "
         f"`.venv/bin/python benchmarks/train_long.py --scale-only --repeats 1 --sizes {fits_mbp}`.",
     ]
+    if len(sizes) > 1:
+        below = sizes[-2]
+        grown_mb = results[f"bpe-core {largest}"].peak_tree_mb - results[f"bpe-core {below}"].peak_tree_mb
+        marginal = grown_mb * _common.MEGABYTE / (largest - below)
+        chromosome_1 = 248_956_422
+        peak_bytes = results[f"bpe-core {largest}"].peak_tree_mb * _common.MEGABYTE
+        projected = peak_bytes + marginal * (chromosome_1 - largest)
+        blocks.append(
+            f"Each base pair added from {below / 1e6:.1f} to {largest / 1e6:.1f} Mbp cost {marginal:.1f} bytes "
+            f"at peak; at that rate human chromosome 1 ({chromosome_1 / 1e6:.0f} Mbp) would peak at about "
+            f"{projected / 1e9:.1f} GB, {projected / chromosome_1:.1f} bytes/bp."
+        )
     notes = [
         "bpe-core: `bpe_core.train` with `reader: fasta`, `dna-nucleotides` (defaults), vocab "
         f"{VOCAB_SIZE}, min_frequency 1, workers=1: reading, counting and training, one chunk.",

@@ -37,6 +37,13 @@ def whole_number(value: str) -> int:
     return int(value)
 
 
+def positive(value: str) -> int:
+    """A length: a whole number, 1 or more."""
+    if not (value.isascii() and value.isdigit()) or len(value) > 10 or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number, 1 or more; got {value[:40]!r}")
+    return int(value)
+
+
 def runner_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--runner", choices=("local", "dask"), help="where to run (default: the config's runner, else local)"
@@ -95,6 +102,13 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     )
     encode.add_argument("--eos", metavar="TOKEN", help="append this special token after each document")
     encode.add_argument(
+        "--max-length",
+        type=positive,
+        metavar="N",
+        help="cut each document into windows of at most N tokens (the --eos token included), each one a document, "
+        "starting at bar lines for MIDI (else beat lines, chunk boundaries, anywhere: the cuts are reported)",
+    )
+    encode.add_argument(
         "-o",
         "--output",
         help="output file (default: standard output); with --format bin, DIR/ writes a shard per input",
@@ -142,6 +156,15 @@ def build_parser(version: str) -> argparse.ArgumentParser:
         "--on", nargs="+", metavar="FILE", help="also encode these files and report the compression on them"
     )
     inspect.add_argument("--workers", type=int, default=None, help="processes for --on (default: all cores)")
+    inspect.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="write a self-contained page instead: the sample (the first document of --on, or the package's sample "
+        "for the domain) cut into tokens, and charts",
+    )
+    inspect.add_argument(
+        "--compare", metavar="OTHER", help="with --html: cut the sample with this tokenizer too, side by side"
+    )
 
     trim = commands.add_parser("trim", help="drop merged tokens from a tokenizer and renumber its ids compactly")
     trim.add_argument("tokenizer", nargs="?", help="tokenizer file (or -t TOKENIZER)")

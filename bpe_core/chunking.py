@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any
 
 from bpe_core import progress as progress_bars
-from bpe_core.contract import CountsChunks, CountsPacked, Normalizer, Pretokenizer, StreamedText
+from bpe_core.contract import CountsChunks, CountsPacked, Normalizer, Pretokenizer, ReportsCounting, StreamedText
 from bpe_core.engine import ChunkCounts
 from bpe_core.errors import BpeError
 from bpe_core.runners.local import ordered_map, shared_map
@@ -149,27 +149,38 @@ def count_chunks(
     progress: bool | None = None,
     prepare: Callable[[Any], Any] | None = None,
     sample: tuple[float, int] | None = None,
+    report: Counter[str] | None = None,
 ) -> Counter[Hashable]:
     """Unique chunks of all documents with how often each occurs.
 
     `prepare` (normalization) runs on each piece in the workers; `sample` = (fraction, seed)
     keeps a seeded random subset of the pieces (whole documents, or blocks of streamed text).
+    A pretokenizer that `ReportsCounting` counts with its own report, summed into `report`.
     """
 
+    reported = pretokenizer if isinstance(pretokenizer, ReportsCounting) else None
     fast = pretokenizer if isinstance(pretokenizer, CountsChunks) else None  # counts without a list of chunks
 
-    def count(batch: list[Any]) -> tuple[Counter[Hashable], int]:
+    def count(batch: list[Any]) -> tuple[Counter[Hashable], int, Counter[str]]:
         counts: Counter[Hashable] = Counter()
+        piece_report: Counter[str] = Counter()
         for piece in batch:
             if prepare is not None:
                 piece = prepare(piece)
-            counts.update(fast.count(piece) if fast is not None else pretokenizer.split(piece))
-        return counts, sum(piece_size(piece) for piece in batch)
+            if reported is not None:
+                chunks, said = reported.count_reported(piece)
+                counts.update(chunks)
+                piece_report.update(said)
+            else:
+                counts.update(fast.count(piece) if fast is not None else pretokenizer.split(piece))
+        return counts, sum(piece_size(piece) for piece in batch), piece_report
 
     totals: Counter[Hashable] = Counter()
     with progress_bars.bar(progress, "counting chunks", unit="char", unit_scale=True) as bar:
-        for partial, size in ordered_map(count, batches(documents, pretokenizer, sample), workers):
+        for partial, size, partial_report in ordered_map(count, batches(documents, pretokenizer, sample), workers):
             totals.update(partial)
+            if report is not None:
+                report.update(partial_report)
             bar.update(size)
     return totals
 

@@ -19,7 +19,7 @@ from bpe_core import engine
 from bpe_core import progress as progress_bars
 from bpe_core.arguments import EXIT_BAD_INPUT, build_parser
 from bpe_core.config import RunnerConfig, parse_runner, yaml_value
-from bpe_core.contract import WritesRecords, reader_suffixes
+from bpe_core.contract import WritesFiles, WritesRecords, reader_suffixes
 from bpe_core.counts import load_counts, sum_counts
 from bpe_core.demo import run_demo
 from bpe_core.encoding import IdsFormat, ShardOptions, encode_to_shards, write_ids
@@ -33,6 +33,8 @@ from bpe_core.plugins import registry
 from bpe_core.surgery import BEYOND_VOCAB_SIZE
 from bpe_core.tokenizer import Tokenizer
 from bpe_core.training import check_config
+from bpe_core.visual.page import inspect_page
+from bpe_core.windows import WindowReport, summary_line
 
 
 def _version() -> str:
@@ -95,6 +97,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
             f"{provenance['unique_chunks']:,} unique chunks in {provenance['seconds']:.2f} s -> {output}",
             file=sys.stderr,
         )
+        if provenance.get("counting"):  # what the pretokenizer did while counting (MIDI: augmentation)
+            said = ", ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in provenance["counting"].items())
+            print(f"counting: {said}", file=sys.stderr)
     return 0
 
 
@@ -162,7 +167,11 @@ def _cmd_encode(args: argparse.Namespace) -> int:
             raise BpeError(f"--eos {args.eos!r} is not a special token of {args.tokenizer} (special tokens: {known})")
         eos_id = tokenizer.special_ids[args.eos]
     options = ShardOptions(
-        args.dtype, eos_id, "all" if args.allow_special else frozenset(), () if args.ordinary else "all"
+        args.dtype,
+        eos_id,
+        "all" if args.allow_special else frozenset(),
+        () if args.ordinary else "all",
+        args.max_length,
     )
     progress = False if args.quiet else None
     if shards:
@@ -170,6 +179,8 @@ def _cmd_encode(args: argparse.Namespace) -> int:
             raise BpeError("shards are written per input file: name the input files")
         index = encode_to_shards(tokenizer, args.files, args.output, options, runner, progress)
         if not args.quiet:
+            if "windows" in index:
+                print(summary_line(index["windows"]), file=sys.stderr)
             print(
                 f"{index['documents']:,} documents, {index['tokens']:,} tokens in {len(index['shards'])} shards "
                 f"-> {os.path.join(args.output, 'index.json')}",
@@ -184,7 +195,10 @@ def _cmd_encode(args: argparse.Namespace) -> int:
         progress_bars.input_bar(progress, "encoding", expand_paths(inputs, reader_suffixes(reader))) as bar,
     ):
         read = progress_bars.metered(reader.documents(inputs, strict=True), bar)
-        documents, tokens, _ = write_ids(tokenizer, read, out, written, options, args.workers, bar)
+        windows = WindowReport(args.max_length) if args.max_length is not None else None
+        documents, tokens, _ = write_ids(tokenizer, read, out, written, options, args.workers, bar, windows=windows)
+    if windows is not None and not args.quiet:
+        print(windows.line(), file=sys.stderr)
     if args.output not in (None, "-") and not args.quiet:
         print(f"{documents:,} documents, {tokens:,} tokens -> {args.output}", file=sys.stderr)
     return 0
@@ -219,6 +233,8 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     if args.output is not None and isinstance(decoder, WritesRecords) and args.output.endswith(decoder.record_suffixes):
         decoder.write_records(_decoded_records(tokenizer, args), args.output)
         return 0
+    if args.output is not None and is_directory_name(args.output):
+        return _decode_to_files(tokenizer, args)
     documents = []
     for where, _, ids in _ids_documents(args, tokenizer):
         try:
@@ -230,13 +246,52 @@ def _cmd_decode(args: argparse.Namespace) -> int:
         if args.output is None:
             raise BpeError(f"{args.tokenizer} decodes to {tokenizer.decoder.name} files: give -o OUT")
         if len(documents) > 1:
-            raise BpeError(f"the input holds {len(documents)} documents; decode one per file (one line of ids)")
+            raise BpeError(
+                f"the input holds {len(documents)} documents; give -o DIR/ for one file per document, "
+                "or decode one (one line of ids)"
+            )
         tokenizer.decoder.write(documents[0], args.output)
         return 0
     # text is written exactly, adding nothing; other documents (DNA records) on lines of their own
     separator = "" if tokenizer.pretokenizer.byte_level else "\n"
     with atomic_output(args.output, binary=False) as out:
         out.write(separator.join(documents))
+    return 0
+
+
+def _decode_to_files(tokenizer: Tokenizer, args: argparse.Namespace) -> int:
+    """`decode -o DIR/`: one file per document, DIR/000000.mid, ... (each written atomically), for
+    a decoder of files (the `WritesFiles` ability), into a new or empty directory or one that
+    holds only such files (a previous decode's, replaced: the ones beyond the new count go)."""
+    decoder, output = tokenizer.decoder, args.output
+    if not isinstance(decoder, WritesFiles):
+        what = "it is a directory" if os.path.isdir(output) else "a name ending in / is a directory"
+        raise BpeError(
+            f"cannot write {output}: {what}; one file per document is for decoders of files (MIDI), "
+            f"and {tokenizer.decoder.name!r} decodes to text: give a file name"
+        )
+    written = re.compile(r"\d{6,}" + re.escape(decoder.file_suffix))
+    previous = sorted(os.listdir(output)) if os.path.isdir(output) else []
+    stranger = next((entry for entry in previous if not written.fullmatch(entry)), None)
+    if stranger is not None:
+        raise BpeError(
+            f"cannot write to {output}: it is a directory holding {stranger!r}, which no `bpe decode -o DIR/` "
+            "wrote (give a new or empty directory)"
+        )
+    try:
+        os.makedirs(output, exist_ok=True)
+    except OSError as error:
+        raise BpeError(f"cannot create the directory {output}: {error.strerror or error}") from None
+    names: set[str] = set()
+    for count, (where, _, ids) in enumerate(_ids_documents(args, tokenizer)):
+        try:
+            document = tokenizer.decode(ids, errors=args.errors)
+        except BpeError as error:
+            raise BpeError(f"{where}: {error}") from None
+        names.add(f"{count:06d}{decoder.file_suffix}")
+        decoder.write(document, os.path.join(output, f"{count:06d}{decoder.file_suffix}"))
+    for entry in set(previous) - names:  # a previous decode's files beyond this one's
+        os.unlink(os.path.join(output, entry))
     return 0
 
 
@@ -253,6 +308,17 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     tokenizer = bpe_core.load(path)
     if args.top < 0:
         raise BpeError(f"--top must be 0 or more, got {args.top}")
+    if args.compare and not args.html:
+        raise BpeError("--compare needs --html OUT.html: the comparison is drawn on the page")
+    if args.html:
+        check_output(args.html)
+        compare = bpe_core.load(args.compare) if args.compare else None
+        page = inspect_page(tokenizer, args.on or (), compare, args.workers)
+        with atomic_output(args.html, binary=False) as out:
+            out.write(page)
+        if args.html != "-":  # the page itself went to standard output
+            print(f"wrote {args.html} ({len(page.encode('utf-8')) / 1024:.0f} KiB)")
+        return 0
     lines = summary_lines(tokenizer, args.top)
     if args.on:
         lines += measure_lines(measure_on(tokenizer, args.on, args.workers), args.on)
@@ -386,6 +452,8 @@ def _check_output_path(args: argparse.Namespace) -> None:
         return
     if args.command == "encode" and args.format in (None, "bin") and _shard_directory(args):
         return
+    if args.command == "decode" and is_directory_name(output):
+        return  # one file per document (MIDI); checked by the decoder
     if args.command == "export":
         if os.path.isdir(output) and (args.format or export_format(output)) == "tiktoken":
             raise BpeError(f"cannot write {output}: it is a directory (give a .tiktoken file name)")

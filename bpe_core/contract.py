@@ -10,7 +10,7 @@ value may be is the component's own business.
 """
 
 import codecs
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -118,6 +118,16 @@ class CountsChunks(Protocol):
 
 
 @runtime_checkable
+class ReportsCounting(Protocol):
+    """A pretokenizer whose training count of a document is more than its chunks (MIDI: songs
+    counted again, augmented), with a report of what it did: counts of named things, summed over
+    the corpus into `Counts.measures["counting"]` and the tokenizer's provenance (on every runner;
+    `bpe train` prints them). Training counts with it before `CountsChunks`; encoding never uses it."""
+
+    def count_reported(self, document: Any) -> tuple[Mapping[Hashable, int], Mapping[str, int]]: ...
+
+
+@runtime_checkable
 class CountsPacked(Protocol):
     """A pretokenizer that adds a document's chunks to a `ChunkCounts` as their packed symbol ids
     (`counts.pack(symbols(chunk), width)`, the keys of a counts file), with no Python object per
@@ -141,6 +151,18 @@ class ReportsEncoding(Protocol):
     """A pretokenizer that quantizes (MIDI) and reports what encoding a document lost or changed."""
 
     def report(self, document: Any) -> Mapping[str, Any]: ...
+
+
+@runtime_checkable
+class MarksBoundaries(Protocol):
+    """A pretokenizer that knows where a document is best cut into training windows (MIDI: bar
+    lines, then beat lines). `boundary_names` names the kinds, strongest first; for each kind,
+    `split_with_boundaries` gives the offsets where one begins, counted in base symbols of the
+    chunks (the chunks `split` gives, returned beside them) laid end to end."""
+
+    boundary_names: tuple[str, ...]
+
+    def split_with_boundaries(self, document: Any) -> tuple[list[Hashable], list[list[int]]]: ...
 
 
 @runtime_checkable
@@ -175,6 +197,30 @@ class MirrorsSymbols(Protocol):
     def symbol_mirror(self) -> list[int] | None: ...
 
 
+@dataclass(frozen=True)
+class TokenDrawing:
+    """A domain's additions to the page that shows a document cut into tokens (`DrawsTokens`):
+    per token, `notes` (more lines for its tooltip: "GC 4/6 (67%)") and `marks` (a word the page
+    styles: "n" for N, "" for none); `figure`, inline SVG markup of the whole sample (escaped by its
+    maker) in which the element drawing token `i` has `data-k="i"`; `legend`, a line saying what
+    the figure shows."""
+
+    notes: list[str]
+    marks: list[str]
+    figure: str = ""
+    legend: str = ""
+
+
+@runtime_checkable
+class DrawsTokens(Protocol):
+    """A pretokenizer that adds its domain's view to `bpe inspect --html` (DNA: GC content per
+    token and N runs; MIDI: a piano roll). `tokens` holds each shown token's base symbol ids (empty
+    for a special token); `spans`, where the pretokenizer `ReportsOffsets`, each token's (start,
+    end) in the document, else None."""
+
+    def draw_tokens(self, tokens: Sequence[Sequence[int]], spans: Sequence[tuple[int, int]] | None) -> TokenDrawing: ...
+
+
 @runtime_checkable
 class MirrorsOverlaps(Protocol):
     """A pretokenizer with a symbol mirror (`MirrorsSymbols`) that may ask encoding to resolve
@@ -201,6 +247,14 @@ class WritesRecords(Protocol):
     record_suffixes: tuple[str, ...]
 
     def write_records(self, records: Iterable[tuple[str, Any]], path: str) -> None: ...
+
+
+@runtime_checkable
+class WritesFiles(Protocol):
+    """A decoder whose documents are files of a format of their own (MIDI), named with
+    `file_suffix` (".mid"): `bpe decode -o DIR/` writes one such file per document."""
+
+    file_suffix: str
 
 
 @runtime_checkable
@@ -246,16 +300,20 @@ class Named(Protocol):
 
 ABILITIES = (
     CountsChunks,
+    ReportsCounting,
     CountsPacked,
     ReportsOffsets,
     ReportsEncoding,
+    MarksBoundaries,
     ConfiguresDecoder,
     ExportsToHF,
     NamesSymbols,
     MirrorsSymbols,
     MirrorsOverlaps,
+    DrawsTokens,
     StreamsText,
     WritesRecords,
+    WritesFiles,
     ListsSuffixes,
     MeasuresDocuments,
     ReadsRanges,

@@ -59,10 +59,14 @@ def unpack(key: bytes, width: int) -> list[int]:
 
 
 def merge_measures(total: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
-    """Readers' measures (MIDI: beats, files skipped) add up across parts."""
+    """Readers' measures (MIDI: beats, files skipped) and counting reports (`measures["counting"]`)
+    add up across parts."""
     merged = dict(total)
     for key, value in part.items():
-        merged[key] = round(merged.get(key, 0) + value, 6) if isinstance(value, (int, float)) else value
+        if isinstance(value, dict):
+            merged[key] = merge_measures(merged.get(key, {}), value)
+        else:
+            merged[key] = round(merged.get(key, 0) + value, 6) if isinstance(value, (int, float)) else value
     return merged
 
 

@@ -35,6 +35,7 @@ from bpe_core.idfiles import FORMAT, INDEX, check_dtype, id_bytes
 from bpe_core.loading import from_dict
 from bpe_core.runners import dask
 from bpe_core.tokenizer import Tokenizer
+from bpe_core.windows import WindowReport, merged_summary, window_name, window_pieces
 
 VERSION = 1
 
@@ -47,6 +48,7 @@ class ShardOptions:
     eos_id: int | None = None
     allowed_special: Any = frozenset()
     disallowed_special: Any = "all"
+    max_length: int | None = None  # cut each document into windows of at most this many tokens
 
 
 def shard_name(index: int, path: str) -> str:
@@ -55,14 +57,15 @@ def shard_name(index: int, path: str) -> str:
     return f"{index:05d}-{stem}.bin"
 
 
-# (name, tokens) of each document of a shard whose documents are named records; None otherwise
-Records = list[tuple[str, int]] | None
+# a shard's own keys in the index beyond its name, input, documents and tokens: `names` and
+# `lengths` (each document's tokens) for named records or windows, `windows` (a WindowReport's summary)
+Entries = dict[str, Any]
 
 
 def encode_shard(
     tokenizer: Tokenizer, path: str, shard_path: str, options: ShardOptions, workers: int | None
-) -> tuple[int, int, Records]:
-    """Encode one input file into one shard, piece by piece; returns (documents, tokens, records)."""
+) -> tuple[int, int, Entries]:
+    """Encode one input file into one shard, piece by piece; returns (documents, tokens, entries)."""
     documents = tokenizer.reader().documents([path], strict=True)
     return _write(tokenizer, documents, shard_path, options, workers, whole=True)
 
@@ -82,10 +85,10 @@ def encode_range(
 
 def join_parts(
     part_paths: list[str], shard_path: str, options: ShardOptions, fragments: bool, parts: list[tuple[int, int]]
-) -> tuple[int, int, Records]:
+) -> tuple[int, int, Entries]:
     """The shard of a file encoded in ranges: its parts in order (then removed); with `fragments`
-    the parts make one document, which ends here. Returns (documents, tokens, None): ranges are
-    read from text, whose documents have no names."""
+    the parts make one document, which ends here. Returns (documents, tokens, no entries): ranges
+    are read from text, whose documents have no names, and never windowed."""
     documents, tokens = sum(part[0] for part in parts), sum(part[1] for part in parts)
     with atomic_output(shard_path, binary=True) as out:
         for part_path in part_paths:
@@ -99,7 +102,7 @@ def join_parts(
                 tokens += 1
     for part_path in part_paths:
         os.unlink(part_path)
-    return documents, tokens, None
+    return documents, tokens, {}
 
 
 def part_path(shard_path: str, start: int) -> str:
@@ -110,9 +113,9 @@ def part_path(shard_path: str, start: int) -> str:
 
 def _write(
     tokenizer: Tokenizer, documents: Iterable[Any], path: str, options: ShardOptions, workers: int | None, whole: bool
-) -> tuple[int, int, Records]:
+) -> tuple[int, int, Entries]:
     """Write the documents' ids to `path`, with the end-of-document token after each when `whole`;
-    returns (documents, tokens, records)."""
+    returns (documents, tokens, entries)."""
     names: list[str] | None = []  # None as soon as one document has no name: then none are kept
 
     def named(items: Iterable[Any]) -> Iterator[Any]:
@@ -125,12 +128,19 @@ def _write(
                 names.append(name)
             yield document
 
+    windows = WindowReport(options.max_length) if options.max_length is not None else None
     with atomic_output(path, binary=True) as out:
         count, tokens, lengths = write_ids(
-            tokenizer, named(documents), out, IdsFormat("bin"), options, workers, whole=whole
+            tokenizer, named(documents), out, IdsFormat("bin"), options, workers, whole=whole, windows=windows
         )
-    records = list(zip(names, lengths)) if names and whole else None
-    return count, tokens, records
+    entries: Entries = {}
+    if names and whole:
+        if windows is not None:
+            names = [window_name(names[document], number, cut) for document, number, cut in windows.numbers]
+        entries = {"names": names, "lengths": lengths}
+    if windows is not None:
+        entries = {"lengths": lengths, **entries, "windows": windows.summary()}
+    return count, tokens, entries
 
 
 def encode_to_shards(
@@ -170,7 +180,15 @@ def _encode_set(
         shard_paths = [os.path.join(directory, name) for name in names]
         data = native.to_dict(tokenizer)
         results = dask.encode_on_dask(
-            data, tokenizer.reader(), files, shard_paths, options, runner, progress, SHARD_TASKS
+            data,
+            tokenizer.reader(),
+            files,
+            shard_paths,
+            options,
+            runner,
+            progress,
+            SHARD_TASKS,
+            whole_files=options.max_length is not None,  # a window may not end where a range does
         )
     else:
         results = []
@@ -189,20 +207,15 @@ def _encode_set(
         "documents": sum(result[0] for result in results),
         "tokens": sum(result[1] for result in results),
         "shards": [
-            {"shard": name, "input": path, "documents": documents, "tokens": tokens, **_record_entries(records)}
-            for name, path, (documents, tokens, records) in zip(names, files, results)
+            {"shard": name, "input": path, "documents": documents, "tokens": tokens, **entries}
+            for name, path, (documents, tokens, entries) in zip(names, files, results)
         ],
     }
+    if options.max_length is not None:
+        index["windows"] = merged_summary(result[2]["windows"] for result in results)
     with atomic_output(os.path.join(directory, INDEX)) as out:
         out.write(json.dumps(index, ensure_ascii=False, indent=1) + "\n")
     return index
-
-
-def _record_entries(records: Records) -> dict[str, Any]:
-    """A shard's index keys for named records: each one's name and token count (end token included)."""
-    if records is None:
-        return {}
-    return {"names": [name for name, _ in records], "lengths": [length for _, length in records]}
 
 
 def _staging_directory(target: str, shown: str) -> str:
@@ -280,7 +293,7 @@ def _tokenizer_on_worker(data: dict[str, Any], digest: str) -> Tokenizer:
 
 def encode_file_task(
     data: dict[str, Any], digest: str, path: str, shard_path: str, options: ShardOptions
-) -> tuple[int, int, Records]:
+) -> tuple[int, int, Entries]:
     return encode_shard(_tokenizer_on_worker(data, digest), path, shard_path, options, 1)
 
 
@@ -315,16 +328,25 @@ def write_ids(
     workers: int | None,
     bar: Any = None,
     whole: bool = True,
+    windows: WindowReport | None = None,
 ) -> tuple[int, int, list[int]]:
     """Encode the documents into `out` as `written` says, the end-of-document token after each
     (unless not `whole`: a range's part, whose last document goes on in the next part), moving the
-    progress `bar` per document; returns (documents, tokens, each document's tokens)."""
+    progress `bar` per document; returns (documents, tokens, each document's tokens). With
+    `windows` (and `options.max_length`), each window of at most that many tokens (the end token
+    included) is a document, and the report counts the cuts."""
     binary = written.format == "bin"
     names: list[str] = []  # names: each document's record id, in input order
     count = tokens = document_tokens = 0
     lengths: list[int] = []
     read = _named(documents, names) if written.names else documents
-    pieces = tokenizer.encode_pieces(read, workers, options.allowed_special, options.disallowed_special)
+    if windows is not None:
+        reserve = 1 if whole and options.eos_id is not None else 0
+        pieces = window_pieces(
+            tokenizer, read, windows, workers, options.allowed_special, options.disallowed_special, reserve
+        )
+    else:
+        pieces = tokenizer.encode_pieces(read, workers, options.allowed_special, options.disallowed_special)
     line_started = False  # text formats: one line per document, written piece by piece
     name_written = False  # the reader has already given the current document: its name is known
     for ids, ends in pieces:
@@ -333,7 +355,11 @@ def write_ids(
         tokens += len(ids)
         document_tokens += len(ids)
         if not binary and written.names and not name_written:
-            out.write(names[count] + "\t")
+            if windows is not None:
+                document, number, cut = windows.numbers[count]
+                out.write(window_name(names[document], number, cut) + "\t")
+            else:
+                out.write(names[count] + "\t")
             name_written = True
         if binary:
             out.write(id_bytes(ids, options.dtype))

@@ -108,7 +108,8 @@ def _token_id(token: bytes, source: str, line_number: int) -> int:
 def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | None, list[int]]]:
     """(where, name, ids) of each document in a shard directory, in index order.
 
-    Documents are cut by the index's per-record lengths when it has them, else after each
+    Documents are cut by the index's per-document lengths when it has them (named records,
+    windows), else after each
     end-of-document token, else each shard is one stream (text without --eos: decoding the
     pieces gives the concatenation, exactly). `vocab_size` is the decoding tokenizer's: a
     directory encoded with another vocabulary is refused."""
@@ -140,12 +141,16 @@ def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | No
         if sys.byteorder == "big":
             ids.byteswap()
         names, lengths = entry.get("names"), entry.get("lengths")
-        if names is not None and lengths is not None:
-            if len(names) != len(lengths) or sum(lengths) != len(ids):
+        if lengths is not None:  # named records, or windows (`--max-length`)
+            if (names is not None and len(names) != len(lengths)) or sum(lengths) != len(ids):
                 raise BpeError(f"{index_path}: the lengths of {entry.get('shard')} do not add up to its {len(ids)} ids")
             start = 0
-            for number, (name, length) in enumerate(zip(names, lengths), start=1):
-                yield f"{shard_path}, record {number} ({name})", str(name), ids[start : start + length].tolist()
+            for number, length in enumerate(lengths, start=1):
+                if names is None:
+                    yield f"{shard_path}, document {number}", None, ids[start : start + length].tolist()
+                else:
+                    name = names[number - 1]
+                    yield f"{shard_path}, record {number} ({name})", str(name), ids[start : start + length].tolist()
                 start += length
         elif eos_id is not None:
             start = 0

@@ -44,7 +44,11 @@ def summary_lines(tokenizer: Tokenizer, top: int) -> list[str]:
                 f"compression:   {provenance['symbols'] / provenance['tokens']:.2f} base symbols ({unit}) per token "
                 "on the training data"
             )
-        if provenance.get("tokens") and provenance.get("beats"):
+        counting = provenance.get("counting")
+        if counting:  # a pretokenizer that ReportsCounting counted more than the documents (MIDI: augment)
+            said = ", ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in counting.items())
+            lines.append(f"counting:      {said} (in the counts above)")
+        elif provenance.get("tokens") and provenance.get("beats"):  # the beats are the documents' only
             lines.append(
                 f"density:       {provenance['tokens'] / provenance['beats']:.2f} tokens per beat on the training data"
             )

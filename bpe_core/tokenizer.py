@@ -28,6 +28,7 @@ from bpe_core.runners.local import WorkerPool, default_workers, ordered_map
 from bpe_core.spec import IdLayout, TokenizerSpec
 from bpe_core.specials import Specials, allowed_specials, special_pattern, special_runs, splits_a_special
 from bpe_core.strands import make_codec
+from bpe_core.visual.page import notebook, page
 
 BATCH = 64  # documents per task in encode_batch: amortizes inter-process traffic
 DECODE_ERRORS = ("roundtrip", "replace", "strict")  # what decode does with ids that make invalid UTF-8
@@ -252,11 +253,7 @@ class Tokenizer:
     def encoding_report(self, document: Any) -> dict[str, Any]:
         """What encoding this document loses or changes, when the pretokenizer quantizes (MIDI:
         notes dropped outside the pitch range, onsets moved, durations clipped, velocities
-        binned); empty for lossless pretokenizers.
-
-        >>> tok.encoding_report("song.mid")["dropped_pitch_out_of_range"]
-        0
-        """
+        binned); empty for lossless pretokenizers."""
         if not isinstance(self.pretokenizer, contract.ReportsEncoding):
             return {}
         return dict(self.pretokenizer.report(self.normalize(document)))
@@ -355,6 +352,13 @@ class Tokenizer:
         )
         return ranked[:count]
 
+    def visualize(self, document: Any) -> str:
+        """A self-contained HTML page of `document` cut into tokens, with charts (`bpe inspect --html`)."""
+        return page(self, document)
+
+    def _repr_html_(self) -> str:  # notebooks show the first tokens of the sample shipped for the domain
+        return notebook(self)
+
     def reader(self) -> Reader:
         """A fresh reader of the kind (and with the options) the tokenizer was trained with: how
         `bpe encode` and `bpe inspect --on` read files for it (text for imports)."""
@@ -369,17 +373,11 @@ class Tokenizer:
         native.save(self, os.fspath(path))
 
     def to_hf(self, path: str | os.PathLike[str]) -> None:
-        """Write a Hugging Face `tokenizer.json` that gives the same ids (see `formats.hf.to_hf`).
-
-        >>> tok.to_hf("tokenizer.json")
-        """
+        """Write a Hugging Face `tokenizer.json` that gives the same ids (see `formats.hf.to_hf`)."""
         hf.to_hf(self, path)
 
     def to_tiktoken(self, path: str | os.PathLike[str]) -> None:
-        """Write a `.tiktoken` file (tokens and ranks; give tiktoken the pattern and special tokens).
-
-        >>> tok.to_tiktoken("mine.tiktoken")
-        """
+        """Write a `.tiktoken` file (tokens and ranks; give tiktoken the pattern and special tokens)."""
         tiktoken.to_tiktoken(self, path)
 
     # internals ----------------------------------------------------------------------------------

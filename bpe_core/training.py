@@ -12,6 +12,7 @@ import io
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -253,11 +254,12 @@ def count_documents(
     prepare = partial(normalize, normalizers=plan.normalizers)
     sample = None if fraction is None else (fraction, seed)
     chunks: dict[bytes, int]
+    report: Counter[str] = Counter()  # what a pretokenizer that ReportsCounting did while counting
     if isinstance(pretokenizer, CountsPacked):  # no Python object per chunk, nor per unique chunk until the end
         chunks = count_packed(documents, pretokenizer, workers, progress, prepare, sample)
         counted_any = bool(chunks)
     else:
-        counted = count_chunks(documents, pretokenizer, workers, progress, prepare, sample)
+        counted = count_chunks(documents, pretokenizer, workers, progress, prepare, sample, report)
         counted_any = bool(counted)
         width = symbol_width(plan.alphabet_size)
         symbols = pretokenizer.symbols
@@ -275,6 +277,8 @@ def count_documents(
         for source in plan.reader.sources()
     ]
     measures = plan.reader.measures() if isinstance(plan.reader, MeasuresDocuments) else {}
+    if report:  # a pretokenizer that ReportsCounting said something (MIDI: augmented copies)
+        measures["counting"] = dict(sorted(report.items()))
     return Counts(counting_config(settings), plan.alphabet_size, chunks, inputs, measures)
 
 

@@ -614,11 +614,11 @@ def test_the_compiled_tokenizer_gives_the_ids_of_its_source_and_round_trips(
         pretokenizer = tokenizer.pretokenizer
         for path in sample:
             song = read_song(str(path))
-            ours = pretokenizer.tokenize_bars(song)
+            ours = pretokenizer.tokenize_song(song)
             with monkeypatch.context() as patch:
                 patch.setattr(pretokenizer, "layout", source_layout(source, pretokenizer.layout))
                 patch.setattr(events_module, "grammars", source)
-                assert pretokenizer.tokenize_bars(song) == ours, (grammar, split, path.name)
+                assert pretokenizer.tokenize_song(song) == ours, (grammar, split, path.name)
         if split == "bar":
             grid = quantization_of(tokenizer)
             for path in sample[:2]:

@@ -40,8 +40,19 @@ SAMPLES = [
     "bpe_core/samples/pop909/001.mid",
     "bpe_core/samples/pop909/LICENSE",
 ]
-# what only the tests, the benchmarks or the extras need: never installed by the wheel alone
-NOT_RUNTIME = ["pytest", "hypothesis", "mypy", "transformers", "tokenizers", "dask", "distributed", "rustbpe"]
+# what only the tests, the benchmarks or the extras need: never installed by the wheel alone (numpy
+# is not among them: Biopython, a runtime dependency, requires it)
+NOT_RUNTIME = [
+    "pytest",
+    "hypothesis",
+    "mypy",
+    "transformers",
+    "tokenizers",
+    "dask",
+    "distributed",
+    "rustbpe",
+    "torch",
+]
 BUILD_ARTIFACTS = shutil.ignore_patterns(
     ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "*.so", ".hypothesis", ".mypy_cache", ".pytest_cache"
 )

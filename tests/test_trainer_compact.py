@@ -64,6 +64,16 @@ def test_per_position_storage_is_32_bit_with_no_backward_links(ecoli_genome):
     assert not hasattr(trainer, "prv")
 
 
+def test_stale_chain_entries_are_swept_so_the_pool_never_outgrows_its_first_size(ecoli_genome):
+    # merging leaves about two stale chain entries per occurrence: unswept, a genome's pool
+    # would grow to twice its length (a copy of each array on the way) by the end of training
+    symbols = packed(ecoli_genome[1_000_000:1_200_000])
+    trainer = engine.train(4, [symbols], [1], 2000)
+    pool = len(trainer.pairs.occurrence_position)
+    assert len(trainer.merges) == 2000
+    assert pool <= len(symbols) + len(symbols) // 8
+
+
 def test_too_many_positions_are_refused_before_any_is_stored():
     class Huge:
         def __len__(self) -> int:

@@ -7,8 +7,7 @@ neighbouring pair is an array lookup, only the two pairs a merge creates need a 
 integer hash table (`pairs.py`). All in unboxed vecs (per position 32-bit: a genome is most of the
 memory, at most MAX_POSITIONS symbols), so the compiled merge loop is integer arithmetic.
 
-Occurrences of a pair (a, a) can overlap (`aaa`); they are merged left to right from the start
-of each run of a, as the reference trainer does.
+Overlapping occurrences of a pair (a, a) (`aaa`) merge left to right from each run's start, as in the reference.
 
 `run` may be given a veto, (left id, right id) -> True if that pair must never merge. It is asked
 once per distinct pair: when `run` starts, about each pair the chunks and any replayed merges made
@@ -114,11 +113,7 @@ class Trainer:
         self.tie_rank = vec[i64]([0] * alphabet_size)
         for position in range(alphabet_size):
             self.tie_rank[order[position]] = position
-        self.sym = vec[i32]()
-        self.nxt = vec[i32]()
-        self.pair_at = vec[i32]()
         self.uniform_weight = -1
-        self.weight_at = vec[i64]()
         self.chunk_starts = vec[i64]()
         self.chunk_weights = vec[i64]()
         self.pairs = PairTable(self.id_bound)
@@ -145,6 +140,11 @@ class Trainer:
         # only chunks with a pair need a weight per position: a genome's N-split stretches of one base do not
         paired_weights = {weights[index] for index in range(len(chunks)) if len(chunks[index]) > 1}
         uniform = len(paired_weights) <= 1
+        # sized once: appends would regrow them to twice a genome's length, copying as they go
+        self.sym, self.nxt = vec[i32](capacity=position_total), vec[i32](capacity=position_total)
+        self.pair_at = vec[i32](capacity=position_total)
+        self.weight_at = vec[i64](capacity=0 if uniform else position_total)
+        self.pairs.reserve_occurrences(position_total + position_total // 8)  # room for a merge in progress
         for chunk_index in range(len(chunks)):
             chunk = chunks[chunk_index]
             given: int = weights[chunk_index]
@@ -207,23 +207,21 @@ class Trainer:
         return self.mirrored and veto(self.mirror_of[right], self.mirror_of[left])
 
     def _veto_existing(self) -> None:
-        """Ask the veto about each pair made before `run` that still has occurrences; a forbidden
-        one loses them all, as if it had been vetoed when it was created. A pair whose chain is
-        empty was merged (replayed): no occurrence of it can come back, since a merge only creates
-        pairs that hold the id it makes."""
+        """Ask the veto about each pair made before `run` but the replayed merges (no occurrence of
+        those can come back: a merge only creates pairs holding its id); a forbidden one loses its
+        occurrences, as if it had been vetoed when it was created."""
         if self.veto is None:
             return
-        pairs = self.pairs
-        pair_at = self.pair_at
+        pairs, pair_at = self.pairs, self.pair_at
+        replayed = {pairs.find(left, right) for left, right in self.merges}
         for pair_id in range(pairs.size()):
-            if pairs.head[pair_id] == END:
+            if pair_id in replayed:
                 continue
-            left = pairs.left[pair_id]
-            right = pairs.right[pair_id]
+            left, right = i64(pairs.left[pair_id]), i64(pairs.right[pair_id])
             if not self._vetoed(left, right):
                 continue
-            node = pairs.head[pair_id]
-            pairs.head[pair_id] = END
+            node = i64(pairs.head[pair_id])
+            pairs.head[pair_id] = i32(END)
             while node != END:
                 position = i64(pairs.occurrence_position[node])
                 following = i64(pairs.occurrence_next[node])
@@ -235,8 +233,8 @@ class Trainer:
             pairs.forbid(left, right)
 
     def _tie(self, pair_id: i64) -> i64:
-        left = self.pairs.left[pair_id]
-        right = self.pairs.right[pair_id]
+        left = i64(self.pairs.left[pair_id])
+        right = i64(self.pairs.right[pair_id])
         if self.tie_break == TIE_HF:
             # Hugging Face numbers its alphabet by code point, merged tokens in merge order
             if left < self.alphabet_size:
@@ -272,7 +270,7 @@ class Trainer:
             pair_at[before] = i32(created)
             if created != NO_PAIR:
                 self._change(created, weight)
-                self.pairs.add_occurrence(created, before)
+                self._occur(created, before)
         if after != DEAD:
             old = i64(pair_at[second])
             if old != NO_PAIR:
@@ -281,7 +279,7 @@ class Trainer:
             pair_at[position] = i32(created)
             if created != NO_PAIR:
                 self._change(created, weight)
-                self.pairs.add_occurrence(created, position)
+                self._occur(created, position)
         else:
             pair_at[position] = i32(NO_PAIR)
         self.pairs.count[merged] -= weight
@@ -291,6 +289,11 @@ class Trainer:
         nxt[end] = i32(position)
         sym[second] = i32(DEAD)
         pair_at[second] = i32(NO_PAIR)
+
+    def _occur(self, pair_id: i64, position: i64) -> None:
+        if self.pairs.pool_full():
+            self.pairs.sweep(self.pair_at)
+        self.pairs.add_occurrence(pair_id, position)
 
     def _before(self, position: i64) -> i64:
         """The token before `position`'s in its chunk, or DEAD: the slot before a token is the previous
@@ -312,11 +315,9 @@ class Trainer:
 
     def _merge_all(self, best: i64, left: i64, right: i64, new_id: i64) -> None:
         """Merge every live occurrence of pair `best` = (left, right) into new_id."""
-        pairs = self.pairs
-        pair_at = self.pair_at
-        nxt = self.nxt
-        node = pairs.head[best]
-        pairs.head[best] = END
+        pairs, pair_at, nxt = self.pairs, self.pair_at, self.nxt
+        node = i64(pairs.head[best])
+        pairs.head[best] = i32(END)
         while node != END:
             position = i64(pairs.occurrence_position[node])
             following = i64(pairs.occurrence_next[node])
@@ -346,7 +347,7 @@ class Trainer:
             right: i64 = merges[rank][1]
             self.token_length = append(self.token_length, self.token_length[left] + self.token_length[right])
             best = pairs.find(left, right)
-            if best < 0 or pairs.head[best] == END:
+            if best < 0 or i64(pairs.head[best]) == END:
                 continue
             self._merge_all(best, left, right, self.alphabet_size + rank)
 
@@ -411,8 +412,8 @@ class Trainer:
             best = self._best_pair(heap)
             if best == NO_PAIR or pairs.count[best] < threshold:
                 break
-            left = pairs.left[best]
-            right = pairs.right[best]
+            left = i64(pairs.left[best])
+            right = i64(pairs.right[best])
             new_id: i64 = self.alphabet_size + len(self.merges)
             partner_left, partner_right = self._partner(left, right) if self.mirrored else (left, right)
             paired = partner_left != left or partner_right != right
@@ -457,9 +458,7 @@ class Trainer:
         image = spellings.image(left, right)
         if image == spellings.spelling[left] + spellings.spelling[right]:
             return left, right
-        pairs = self.pairs
-        best_left = self.mirror_of[right]
-        best_right = self.mirror_of[left]
+        pairs, best_left, best_right = self.pairs, self.mirror_of[right], self.mirror_of[left]
         found = pairs.find(best_left, best_right)
         best_count: i64 = pairs.count[found] if found >= 0 else 0
         for candidate_left, candidate_right in spellings.pairs_spelling(image):

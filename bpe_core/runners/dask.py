@@ -229,16 +229,17 @@ def encode_on_dask(
     runner: RunnerConfig,
     progress: bool | None,
     tasks: ShardTasks,
+    whole_files: bool = False,
 ) -> list[Any]:
     """Encode each file into its shard on the cluster, with the tokenizer whose file content is
     `data`; what `tasks.whole` (or `tasks.join`) returns per file, in order.
 
     A large file that the reader can read in ranges is encoded in byte ranges (as counting splits
-    it) into parts that a last task joins."""
+    it) into parts that a last task joins, unless `whole_files`."""
     distributed = _distributed()
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode("utf-8")).hexdigest()
     sizes = [os.path.getsize(path) for path in files]
-    ranged = reader if isinstance(reader, ReadsRanges) else None
+    ranged = reader if isinstance(reader, ReadsRanges) and not whole_files else None
     with (
         connect(runner, progress) as client,
         progress_bars.bar(progress, "encoding", total=sum(sizes), unit="B", unit_scale=True) as bar,

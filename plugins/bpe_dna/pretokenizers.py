@@ -11,10 +11,12 @@ as mirror images of their partners (`mirrored_overlaps`). This module does not r
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
-from bpe_core.contract import check_options
+from bpe_core.contract import TokenDrawing, check_options
 from bpe_core.errors import BpeError
+from bpe_dna import drawing
 from bpe_dna.readers import Record
 
 BASES = "ACGT"
@@ -221,6 +223,11 @@ class NucleotidePretokenizer:
     def decoder_options(self) -> dict[str, Any]:
         return {}
 
+    def draw_tokens(self, tokens: Sequence[Sequence[int]], spans: Sequence[tuple[int, int]] | None) -> TokenDrawing:
+        """GC content per token and N runs, for `bpe inspect --html` (see `drawing`)."""
+        letters = self.policy.letters
+        return drawing.draw(["".join(letters[symbol] for symbol in token).upper() for token in tokens], spans)
+
     def hf_components(self) -> dict[str, Any]:
         """Hugging Face equivalent: upper-casing by Replace (case: fold), letters that stand alone
         isolated by a Split, tokens fused back together when decoding."""
@@ -345,6 +352,22 @@ class KmerPretokenizer:
 
     def safe_cut(self, text: str) -> int:
         return 0
+
+    def draw_tokens(self, tokens: Sequence[Sequence[int]], spans: Sequence[tuple[int, int]] | None) -> TokenDrawing:
+        """GC content per token and N runs, for `bpe inspect --html` (see `drawing`): a token's
+        letters are its k-mers' with the overlap of each k-mer on the one before it left out."""
+        spelled = []
+        for token in tokens:
+            letters = ""
+            for symbol in token:
+                label = self.labels[symbol]
+                if self.remainder == "pad" and self.k > 1 and len(label) == self.k and label.endswith("N"):
+                    label = label.rstrip("N")  # a padded tail: the letters it holds
+                elif letters and len(label) == self.k:  # a k-mer after another: only the letters it adds
+                    label = label[self.k - self.stride :]
+                letters += label
+            spelled.append(letters)
+        return drawing.draw(spelled, spans)
 
     def decoder_options(self) -> dict[str, Any]:
         return {"k": self.k, "stride": self.stride, "padded": self.remainder == "pad" and self.k > 1}

@@ -23,6 +23,7 @@ Music = tuple[list[tuple[int, int]], list[tuple[int, int, int]], list[tuple[str,
 
 class MidiDecoder:
     name = "midi"
+    file_suffix = ".mid"  # `bpe decode -o DIR/`: DIR/000000.mid, ...
 
     def __init__(self, options: dict[str, Any]) -> None:
         check_options("decoder", self.name, options, ("beat_resolution", "grammar"))

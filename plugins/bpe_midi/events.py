@@ -21,12 +21,15 @@ reads the options, builds the alphabet and the kernel's `Layout`, and names the 
 
 import bisect
 import math
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from bpe_core.contract import check_options
+from bpe_core.contract import TokenDrawing, check_options
 from bpe_core.errors import BpeError
-from bpe_midi import grammars
+from bpe_midi import grammars, roll
+from bpe_midi.augment import augmentation_of, variants
 from bpe_midi.song import Song, song_of
 
 # the time signatures of most music; others are read as 4/4 (and reported), or listed in options
@@ -247,6 +250,7 @@ class MidiEventPretokenizer:
         "time_signatures",
         "split",
         "parser",
+        "augment",
     )
 
     def __init__(self, options: dict[str, Any]) -> None:
@@ -270,6 +274,7 @@ class MidiEventPretokenizer:
         if not self.with_signatures:
             self.signature_index = {}
         self.tempo_bins: dict[int, int] = {}  # microseconds per beat -> tempo bin
+        self.augmentation = augmentation_of(options)
 
     def options(self) -> dict[str, Any]:
         return dict(self.raw_options)
@@ -289,9 +294,36 @@ class MidiEventPretokenizer:
     def symbols(self, chunk: Any) -> list[int]:
         return list(chunk)
 
+    def draw_tokens(self, tokens: Sequence[Sequence[int]], spans: Sequence[tuple[int, int]] | None) -> TokenDrawing:
+        """A piano roll of the shown tokens, for `bpe inspect --html` (see `roll`)."""
+        return roll.draw(self.labels, tokens, self.grammar, self.grid.resolution)
+
     def split(self, document: Any) -> list[tuple[int, ...]]:
         chunks, _, _ = self.tokenize_bars(song_of(document, self.parser))
         return chunks
+
+    def count_reported(self, document: Any) -> tuple[Counter[tuple[int, ...]], dict[str, int]]:
+        """Training's count of a song's chunks (the `ReportsCounting` ability): with `augment`,
+        the song's and every augmented copy's (`bpe_midi.augment`), and how many copies were
+        counted and how many notes transposing pushed out of the pitch range."""
+        song = song_of(document, self.parser)
+        counts = Counter(self.tokenize_bars(song)[0])
+        if not self.augmentation.active:
+            return counts, {}
+        copies = dropped = 0
+        for copy, copy_dropped in variants(song, self.augmentation, self.grid.pitch_low, self.grid.pitch_high):
+            counts.update(self.tokenize_bars(copy)[0])
+            copies += 1
+            dropped += copy_dropped
+        return counts, {"augmented_copies": copies, "augment_notes_dropped": dropped}
+
+    boundary_names = ("bar", "beat")
+
+    def split_with_boundaries(self, document: Any) -> tuple[list[tuple[int, ...]], list[list[int]]]:
+        """The chunks `split` gives, and where the bar lines and the beat lines begin among their
+        symbols laid end to end (the `MarksBoundaries` ability: training windows start there)."""
+        chunks, _, _, bars, beats = self.tokenize_song(song_of(document, self.parser))
+        return chunks, [bars, beats]
 
     def report(self, document: Any) -> dict[str, Any]:
         """What quantization changed for this song (see `tokenize`)."""
@@ -307,6 +339,14 @@ class MidiEventPretokenizer:
         """`tokenize`, with the index of the chunk where each bar begins: every bar, even an empty
         one, begins a chunk with `split: bar` or `beat` (so a song can be cut at bar lines between
         chunks); with `split: none` the song is one chunk and the list is [0]."""
+        chunks, bar_chunks, report, _, _ = self.tokenize_song(song)
+        return chunks, bar_chunks, report
+
+    def tokenize_song(
+        self, song: Song
+    ) -> tuple[list[tuple[int, ...]], list[int], dict[str, Any], list[int], list[int]]:
+        """`tokenize_bars`, with where each bar line and each beat line begins among the chunks'
+        symbols laid end to end (in every split)."""
         grid = self.grid
         ticks_per_beat, resolution = song.ticks_per_beat, grid.resolution
         unsupported = 0
@@ -328,7 +368,7 @@ class MidiEventPretokenizer:
             tempos.extend((grammars.step_of(tick, ticks_per_beat, resolution), index))
         if not tempos or tempos[0] > 0:
             tempos[:0] = [0, self.tempo_bin(DEFAULT_TEMPO)]
-        chunks, bar_chunks, counts, largest_shift = grammars.tokenize(
+        chunks, bar_chunks, counts, largest_shift, bar_starts, beat_starts = grammars.tokenize(
             self.layout,
             ticks_per_beat,
             # a Note is such a tuple; a list type (not Sequence) keeps the compiled loop's fast path
@@ -340,7 +380,7 @@ class MidiEventPretokenizer:
         report["tempos_binned"] = binned
         report["time_signatures_unsupported"] = unsupported
         report["max_onset_shift_beats"] = round(largest_shift / (ticks_per_beat * resolution), 6)
-        return chunks, bar_chunks, report
+        return chunks, bar_chunks, report, bar_starts, beat_starts
 
     def tempo_bin(self, microseconds: int) -> int:
         index = self.tempo_bins.get(microseconds)

@@ -128,12 +128,16 @@ class Emitter:
     ids: list[int]
     chunk_ends: list[int]
     bar_chunks: list[int]
+    bar_starts: list[int]  # where each bar begins among the ids (whatever the split)
+    beat_starts: list[int]  # where each beat line after a bar's first holding an event begins
     split: i64
 
     def __init__(self, split: i64) -> None:
         self.ids = []
         self.chunk_ends = []
         self.bar_chunks = []
+        self.bar_starts = []
+        self.beat_starts = []
         self.split = split
 
     def cut(self) -> None:
@@ -143,10 +147,16 @@ class Emitter:
 
     def begin_bar(self) -> None:
         self.cut()
+        self.bar_starts.append(len(self.ids))
         if self.split != SPLIT_NONE:
             self.bar_chunks.append(len(self.chunk_ends))
         elif not self.bar_chunks:
             self.bar_chunks.append(0)
+
+    def begin_beat(self) -> None:
+        if self.split == SPLIT_BEAT:
+            self.cut()
+        self.beat_starts.append(len(self.ids))
 
     def shift(self, layout: Layout, steps: i64) -> None:
         while steps > 0:
@@ -172,9 +182,10 @@ def tokenize(
     notes: list[tuple[int, int, int, int, int, bool, int]],
     tempos: list[int],
     signatures: list[int],
-) -> tuple[list[tuple[int, ...]], list[int], list[int], int]:
+) -> tuple[list[tuple[int, ...]], list[int], list[int], int, list[int], list[int]]:
     """(chunks, the chunk each bar begins with, report counts, the largest onset shift as a
-    numerator over ticks_per_beat * resolution) of a song. `notes` are bpe_midi.song.Note
+    numerator over ticks_per_beat * resolution, where each bar and each beat line begins among
+    the chunks' ids laid end to end) of a song. `notes` are bpe_midi.song.Note
     (start, end, pitch, velocity, program, drum, track) in ticks, in any order; `tempos` flat
     (grid step, tempo bin) pairs and `signatures` flat (grid step, index of the TimeSig event
     or NO_SYMBOL, bar steps) triples, both sorted by step and each with one at step 0."""
@@ -228,7 +239,8 @@ def tokenize(
         _midilike(layout, keys, tempos, signatures, emitter)
     else:
         _remi_or_tsd(layout, keys, tempos, signatures, emitter)
-    return emitter.chunks(), emitter.bar_chunks, report, largest_shift
+    chunks = emitter.chunks()
+    return chunks, emitter.bar_chunks, report, largest_shift, emitter.bar_starts, emitter.beat_starts
 
 
 def _bars(last_step: i64, signatures: list[int]) -> list[int]:
@@ -294,9 +306,9 @@ def _remi_or_tsd(layout: Layout, keys: list[int], tempos: list[int], signatures:
             if step >= bar_end:
                 break
             position = step - bar_start
-            if out.split == SPLIT_BEAT and position // resolution != beat:
+            if position // resolution != beat:
                 beat = position // resolution
-                out.cut()
+                out.begin_beat()
             if tsd:
                 out.shift(layout, position - at)
                 at = position
@@ -396,9 +408,9 @@ def _midilike(layout: Layout, keys: list[int], tempos: list[int], signatures: li
             if step >= bar_end:
                 break
             position = step - bar_start
-            if out.split == SPLIT_BEAT and position // resolution != beat:
+            if position // resolution != beat:
                 beat = position // resolution
-                out.cut()
+                out.begin_beat()
             out.shift(layout, position - at)
             at = position
             tempo: i64 = -1
