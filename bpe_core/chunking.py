@@ -75,6 +75,29 @@ def pieces(
             yield rest
 
 
+def numbered_pieces(
+    documents: Iterable[Any],
+    pretokenizer: Pretokenizer,
+    safe_cut: Callable[[str], int],
+    context: int,
+    in_flight: dict[int, Any],
+) -> Iterator[tuple[int, int, Any]]:
+    """(document index, first line, piece) for each document, then (index, 0, None) to end it:
+    streamed text in pieces (`pieces`), other documents whole. Each document is put in
+    `in_flight` under its index as it is read (the caller removes it once ended), so an error can
+    name it without asking every document where it came from."""
+    for index, document in enumerate(documents):
+        in_flight[index] = document
+        if isinstance(document, StreamedText):
+            line = 1
+            for piece in pieces([document], pretokenizer, safe_cut, context):
+                yield index, line, piece
+                line += piece.count("\n")
+        else:
+            yield index, 1, document
+        yield index, 0, None
+
+
 def subdivided(items: Iterable[Any], pretokenizer: Pretokenizer, size: int) -> Iterator[Any]:
     """Text pieces cut further, where the pretokenizer allows, into parts of about `size`
     characters (so that sampling keeps or drops paragraphs, not megabytes)."""

@@ -222,6 +222,17 @@ class DrawsTokens(Protocol):
 
 
 @runtime_checkable
+class MirrorsOverlaps(Protocol):
+    """A pretokenizer with a symbol mirror (`MirrorsSymbols`) that may ask encoding to resolve
+    overlapping merges mirrored instead of leftmost (`engine.Encoder.mirror_overlaps`), so a
+    sequence's mirror image tokenizes as the mirror image of its tokenization. `mirrored_overlaps`
+    names the option that asks for it, as errors show it ("resolve_overlaps: mirrored"), or is
+    None for rank order's leftmost rule (what training, Hugging Face and tiktoken do)."""
+
+    def mirrored_overlaps(self) -> str | None: ...
+
+
+@runtime_checkable
 class StreamsText(Protocol):
     """A decoder of byte-level text that decodes incrementally (`Tokenizer.decode_stream`)."""
 
@@ -298,6 +309,7 @@ ABILITIES = (
     ExportsToHF,
     NamesSymbols,
     MirrorsSymbols,
+    MirrorsOverlaps,
     DrawsTokens,
     StreamsText,
     WritesRecords,
@@ -313,6 +325,12 @@ ABILITIES = (
 def symbol_unit(pretokenizer: Pretokenizer) -> str:
     """What the pretokenizer's base symbols are, for reports ("symbols" when it does not say)."""
     return pretokenizer.symbol_unit if isinstance(pretokenizer, NamesSymbols) else "symbols"
+
+
+def mirrored_overlaps(pretokenizer: Pretokenizer) -> str | None:
+    """The option that asks for mirrored overlap resolution ("resolve_overlaps: mirrored"), or
+    None when encoding resolves overlaps leftmost (the pretokenizer does not say, or says no)."""
+    return pretokenizer.mirrored_overlaps() if isinstance(pretokenizer, MirrorsOverlaps) else None
 
 
 def reader_suffixes(reader: Reader) -> tuple[str, ...]:

@@ -3,7 +3,9 @@
 Merged tokens are dropped three ways, in any combination: tokens named by id or by text, tokens
 that encoding some files makes fewer than a number of times, and the last-learned merges beyond a
 vocabulary size. Every merge built on a dropped token (as its left or right part, at any depth)
-goes too, so what is left is a merge list that encodes on its own. The result has training's id
+goes too, so what is left is a merge list that encodes on its own; a vocabulary closed under a
+mirror (DNA: `reverse_complement: symmetric`) loses each token with its mirror partner, so it stays
+closed (and mirrored overlap resolution keeps working). The result has training's id
 layout: base symbols, the kept merges in rank order, then the special tokens (in their order,
 first if they had the lowest ids, else last), then reserved padding ids only when asked for.
 When only last-learned merges go, it is exactly the tokenizer that training to that size gives:
@@ -23,6 +25,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from bpe_core.errors import BpeError
+from bpe_core.strands import token_mirror
 from bpe_core.tokenizer import Tokenizer
 from bpe_core.training import base_digest, lineage
 
@@ -32,8 +35,8 @@ BEYOND_VOCAB_SIZE = "beyond vocab_size"
 
 class Trimmed(NamedTuple):
     """What `trim` returns: the trimmed tokenizer; the dropped tokens (their old ids, in rank order,
-    each with why it went: "asked", "built on ID", "made N times on the files" or "beyond
-    vocab_size"); and old id -> new id for every token kept (special tokens included), in new-id
+    each with why it went: "asked", "built on ID", "mirror partner of ID", "made N times on the
+    files" or "beyond vocab_size"); and old id -> new id for every token kept (special tokens included), in new-id
     order."""
 
     tokenizer: Tokenizer
@@ -96,11 +99,20 @@ def trim(
         for token in range(alphabet_size, internal_count):
             if made[token] < min_count:
                 why.setdefault(token, f"made {made[token]} time{'' if made[token] == 1 else 's'} on the files")
-    for rank, (left, right) in enumerate(merges):  # parts come before what is built on them
-        token = alphabet_size + rank
-        part = left if left in why else right if right in why else None
-        if part is not None and token not in why:
-            why[token] = f"built on {external[part]}"
+    mirror = _closed_mirror(tokenizer)
+    growing = True
+    while growing:  # a partner comes just before or after its token: repeat until nothing more goes
+        growing = False
+        for rank, (left, right) in enumerate(merges):  # parts come before what is built on them
+            token = alphabet_size + rank
+            if token in why:
+                continue
+            part = left if left in why else right if right in why else None
+            if part is not None:
+                why[token] = f"built on {external[part]}"
+            elif mirror is not None and mirror[token] in why:
+                why[token] = f"mirror partner of {external[mirror[token]]}"
+            growing = growing or token in why
     kept = [rank for rank in range(len(merges)) if alphabet_size + rank not in why]
 
     specials = sorted(tokenizer.special_tokens, key=tokenizer.special_ids.__getitem__)
@@ -115,6 +127,12 @@ def trim(
                 f"{len(specials)} special tokens)"
             )
         # the last kept merges have nothing kept built on them: dropping them keeps the rest whole
+        while (
+            mirror is not None
+            and 0 < room < len(kept)
+            and mirror[alphabet_size + kept[room - 1]] > alphabet_size + kept[room - 1]
+        ):
+            room -= 1  # not the first of two partners without the second
         for rank in kept[room:]:
             why[alphabet_size + rank] = BEYOND_VOCAB_SIZE
         kept = kept[:room]
@@ -222,6 +240,16 @@ class _Names:
                 "are never dropped (every input must stay encodable)"
             )
         return found
+
+
+def _closed_mirror(tokenizer: Tokenizer) -> list[int] | None:
+    """The mirror on every internal token when the pretokenizer has one (DNA with
+    reverse_complement: symmetric) and the vocabulary is closed under it, so trim keeps it closed;
+    else None."""
+    try:
+        return token_mirror(tokenizer.pretokenizer, tokenizer.alphabet_size, tokenizer.spec.merges)
+    except BpeError:
+        return None  # not closed (a vocabulary trained without the mirror): nothing to keep
 
 
 def _check_renumberable(tokenizer: Tokenizer) -> None:

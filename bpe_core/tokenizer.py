@@ -17,16 +17,17 @@ from random import Random
 from typing import Any
 
 from bpe_core import contract
-from bpe_core.chunking import normalize, pieces
+from bpe_core.chunking import normalize, numbered_pieces
 from bpe_core.config import ComponentConfig
-from bpe_core.contract import Reader, StreamedText, document_source
-from bpe_core.engine import Alphabet, Decoder, Encoder
+from bpe_core.contract import Reader, document_source
+from bpe_core.engine import Alphabet
 from bpe_core.errors import BpeError, located
 from bpe_core.formats import hf, native, tiktoken
 from bpe_core.plugins import Registry, registry
 from bpe_core.runners.local import WorkerPool, default_workers, ordered_map
 from bpe_core.spec import IdLayout, TokenizerSpec
 from bpe_core.specials import Specials, allowed_specials, special_pattern, special_runs, splits_a_special
+from bpe_core.strands import make_codec
 from bpe_core.visual.page import notebook, page
 
 BATCH = 64  # documents per task in encode_batch: amortizes inter-process traffic
@@ -56,8 +57,7 @@ class Tokenizer:
         options = pretokenizer.decoder_options() if isinstance(pretokenizer, contract.ConfiguresDecoder) else {}
         self.decoder = components.decoder(pretokenizer.decoder, options)
         self.alphabet_size = len(self.alphabet)
-        self._encoder = Encoder(self.alphabet_size, spec.merges, results=spec.merge_results)
-        self._decoder = Decoder(self.alphabet_size, spec.merges, results=spec.merge_results)
+        self._encoder, self._decoder = make_codec(pretokenizer, self.alphabet_size, spec.merges, spec.merge_results)
         internal_count = self.alphabet_size + self._encoder.token_count
         trained = IdLayout.trained(internal_count, spec.special_tokens, spec.special_position)
         layout = spec.layout or trained
@@ -185,21 +185,9 @@ class Tokenizer:
         """Ids for each document a reader gives, in order, in `workers` processes, in pieces:
         (ids, whether the document ends there). Streamed text is encoded piece by piece (cut where
         no chunk can change), so however long a document is, memory holds a few pieces, not its ids."""
-        sources: list[str] = []
-
-        def tagged() -> Iterator[tuple[int, int, Any]]:
-            """(document index, first line, piece); a piece of None ends the document."""
-            for index, document in enumerate(documents):
-                sources.append(document_source(document))
-                if isinstance(document, StreamedText):
-                    line = 1
-                    longest = max(map(len, self.spec.special_tokens), default=0)  # context that safe_cut needs
-                    for piece in pieces([document], self.pretokenizer, self.safe_cut, context=longest + 2):
-                        yield index, line, piece
-                        line += piece.count("\n")
-                else:
-                    yield index, 1, document
-                yield index, 0, None
+        in_flight: dict[int, Any] = {}  # documents not yet ended, to name the one that fails
+        longest = max(map(len, self.spec.special_tokens), default=0)  # context that safe_cut needs
+        numbered = numbered_pieces(documents, self.pretokenizer, self.safe_cut, longest + 2, in_flight)
 
         def encode_piece(item: tuple[int, int, Any]) -> tuple[int, list[int] | None, str | None]:
             index, line, piece = item
@@ -215,9 +203,11 @@ class Tokenizer:
             except BpeError as error:
                 return index, None, str(error)
 
-        for index, ids, failure in ordered_map(encode_piece, tagged(), workers):
+        for index, ids, failure in ordered_map(encode_piece, numbered, workers, lambda item: len(str(item[2]))):
             if failure is not None:
-                raise BpeError(located(sources[index], failure))
+                raise BpeError(located(document_source(in_flight[index]), failure))
+            if ids is None:
+                del in_flight[index]
             yield ([], True) if ids is None else (ids, False)
 
     def encode_with_offsets(self, document: Any) -> tuple[list[int], list[tuple[int, int]]]:

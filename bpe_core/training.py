@@ -24,7 +24,6 @@ from bpe_core.config import ComponentConfig, Config, RunnerConfig, load_config, 
 from bpe_core.contract import (
     CountsPacked,
     MeasuresDocuments,
-    MirrorsSymbols,
     Normalizer,
     Pretokenizer,
     Reader,
@@ -46,6 +45,7 @@ from bpe_core.formats import native
 from bpe_core.plugins import registry
 from bpe_core.runners import dask
 from bpe_core.spec import IdLayout, TokenizerSpec
+from bpe_core.strands import symbol_mirror
 from bpe_core.tokenizer import Tokenizer
 from bpe_core.veto import TokenVeto
 
@@ -243,11 +243,6 @@ def check_base(plan: Plan, base: Tokenizer | None) -> None:
             f"{origin}: trainer.vocab_size: {settings.trainer.vocab_size} gives {plan.num_merges} merges, fewer than "
             f"the base tokenizer's {len(base.spec.merges)}; continue to a larger vocabulary (or trim the base)"
         )
-
-
-def symbol_mirror(pretokenizer: Pretokenizer) -> list[int] | None:
-    """The pretokenizer's involution on base symbols, if it asks training for mirrored merges."""
-    return pretokenizer.symbol_mirror() if isinstance(pretokenizer, MirrorsSymbols) else None
 
 
 def count_documents(

@@ -1,15 +1,17 @@
 """Rank-ordered BPE encoding of one chunk of any length (a 5 Mbp genome as one record) in time
 proportional to the merges it makes.
 
-The chunk becomes doubly linked positions (unboxed i32 vecs); each rank has a bucket of the
+The chunk becomes doubly linked positions (one unboxed i32 vec: each position's symbol, next and
+previous side by side, in one cache line); each rank has a bucket of the
 positions where its pair was created (blocks of a shared pool, so a bucket is read in runs
 and freed blocks are reused), and a min-heap holds the ranks whose bucket is not empty. Ranks
 are taken lowest first, and a merge creates only pairs of higher rank (merge r makes id
 alphabet_size + r), so each rank's bucket is complete when it is taken. An entry is checked
 against the symbols (a position never starts the same pair twice) instead of being deleted.
 Occurrences of a pair (x, x) overlap (`xxx`): a run of x is merged from its left end, as the
-heap encoder and Hugging Face do, or from its right end for the ranks `set_from_right` names
-(the generic hook under mirrored encoding: see `mirror_pairs`). A pair -> rank lookup is an
+heap encoder and Hugging Face do. With a mirror (`set_mirror`: an involution on the tokens, the
+merges in partner order) a merge and its partner are one step instead, so that a chunk's mirror
+image encodes as the mirror image of its encoding (see `set_mirror`). A pair -> rank lookup is an
 open-addressing table of integers, not a dict.
 
 It requires merges that each create a new id (rank order is then creation order) and does not
@@ -28,22 +30,13 @@ EMPTY: Final[i64] = -1
 BLOCK: Final[i64] = 30  # entries per bucket block; a block is [next block, count, entries...]
 BLOCK_SIZE: Final[i64] = BLOCK + 2
 MAX_POSITIONS: Final[i64] = (1 << 31) - 1
+# what a rank is under a mirror: unmirrored (no mirror), the first of two partners, the second
+# (taken with the first), or a merge whose token is its own mirror image
+PLAIN: Final[i64] = 0
+FIRST: Final[i64] = 1
+SECOND: Final[i64] = 2
+OWN_IMAGE: Final[i64] = 3
 KEEP_SCRATCH: Final[i64] = 1 << 16  # positions whose buffers are kept between calls (short chunks)
-
-
-def mirror_pairs(alphabet_size: int, merges: list[tuple[int, int]], token_mirror: list[int]) -> list[int]:
-    """The ranks that mirrored encoding resolves from the right, for merges in partner order
-    (`token_mirror`: the mirror extended to every token, as `mirror.mirror_tokens` gives it):
-    each second partner, the merge whose token is the previous merge's mirror image. Encoding
-    it as the mirror image of the first, (mirror[y], mirror[x]) from the right, makes a
-    sequence's mirror image tokenize as the mirror image of its tokenization, except where
-    the two partners' occurrences overlap or a self-mirrored merge meets an overlapping
-    occurrence of itself."""
-    ranks: list[int] = []
-    for rank in range(1, len(merges)):
-        if token_mirror[alphabet_size + rank] == alphabet_size + rank - 1:
-            ranks.append(rank)
-    return ranks
 
 
 class LongEncoder:
@@ -57,18 +50,20 @@ class LongEncoder:
     id_bound: i64
     left: vec[i64]
     right: vec[i64]
-    from_right: vec[i64]
+    kind: vec[i64]
+    image_left: vec[i64]  # the mirror image of each rank's pair (its partner's, or its own image's)
+    image_right: vec[i64]
     slot_keys: vec[i64]
     slot_ranks: vec[i64]
     mask: i64
     # scratch, reused between calls
-    sym: vec[i32]
-    nxt: vec[i32]
-    prv: vec[i32]
+    node: vec[i32]  # per position: its symbol, the next position, the previous (one cache line, not three)
     bucket: vec[i32]
     pool: vec[i32]
     free_block: i64
     active: vec[i64]
+    level: vec[i64]
+    chain: vec[i64]
 
     def __init__(self, alphabet_size: int, merges: list[tuple[int, int]]) -> None:
         """`merges[r]` creates id `alphabet_size + r`; a pair listed twice keeps its first rank."""
@@ -78,7 +73,9 @@ class LongEncoder:
             raise ValueError("too many merges for 32-bit token ids")
         self.left = vec[i64]()
         self.right = vec[i64]()
-        self.from_right = vec[i64]()
+        self.kind = vec[i64]()
+        self.image_left = vec[i64]()
+        self.image_right = vec[i64]()
         capacity: i64 = 16
         while capacity < 2 * len(merges) + 2:
             capacity *= 2
@@ -90,16 +87,16 @@ class LongEncoder:
             right: i64 = merges[rank][1]
             self.left = append(self.left, left)
             self.right = append(self.right, right)
-            self.from_right = append(self.from_right, 0)
+            self.kind = append(self.kind, PLAIN)
             self._insert(left, right, rank)
         self.bucket = vec[i32]([END] * len(merges))
         self.active = vec[i64]()
+        self.level = vec[i64]()
+        self.chain = vec[i64]()
         self._reset_scratch()
 
     def _reset_scratch(self) -> None:
-        self.sym = vec[i32]()
-        self.nxt = vec[i32]()
-        self.prv = vec[i32]()
+        self.node = vec[i32]()
         self.pool = vec[i32]()
         self.free_block = -1
 
@@ -131,19 +128,44 @@ class LongEncoder:
                 return NO_RANK
             slot = (slot + 1) & self.mask
 
-    def set_from_right(self, ranks: list[int], pairs: list[tuple[int, int]]) -> None:
-        """Merge `ranks[k]` makes its id from `pairs[k]` (same symbols, another split) and merges
-        a run of overlapping occurrences from its right end. The table is rebuilt."""
-        for index in range(len(ranks)):
-            rank: i64 = ranks[index]
-            self.left[rank] = pairs[index][0]
-            self.right[rank] = pairs[index][1]
-            self.from_right[rank] = 1
+    def set_mirror(self, token_mirror: list[int]) -> None:
+        """Encode under a mirror: `token_mirror` an involution on every token id (base symbols,
+        then one per merge) with each merge next to its partner, the merge making its mirror image
+        (as `mirror.mirror_tokens` checks), or its own image.
+
+        A merge and its partner are then one step: the partner makes its token from the mirror
+        image of the first's pair, and their occurrences are merged together. A run of
+        overlapping occurrences of one of them (`xxx`) is merged from its left end for the first,
+        from its right end for the second; a run that mixes the two, or of a merge that is its own
+        image (both its pair and the pair's image), from both ends towards the middle, leaving an
+        occurrence in the middle unmerged when no choice is its own mirror image (`x y x'`, y its
+        own image). Every rule maps to its mirror image, so a chunk's mirror image (reversed, each
+        symbol mirrored) encodes as the mirror image of its encoding, exactly."""
+        size: i64 = len(self.left)
+        if len(token_mirror) != self.alphabet_size + size:
+            raise ValueError(f"a mirror of {len(token_mirror)} tokens for {self.alphabet_size + size}")
+        self.image_left = vec[i64]()
+        self.image_right = vec[i64]()
+        for rank in range(size):
+            token = self.alphabet_size + rank
+            other: i64 = token_mirror[token]
+            kind = OWN_IMAGE if other == token else FIRST if other == token + 1 else SECOND
+            if kind == SECOND and other != token - 1:
+                raise ValueError(f"merge {rank} is not next to the merge that makes its mirror image")
+            if kind == SECOND:  # the first's pair, mirrored: same symbols, maybe another split
+                self.left[rank] = token_mirror[self.right[rank - 1]]
+                self.right[rank] = token_mirror[self.left[rank - 1]]
+            self.kind[rank] = kind
+            self.image_left = append(self.image_left, token_mirror[self.right[rank]])
+            self.image_right = append(self.image_right, token_mirror[self.left[rank]])
         for slot in range(len(self.slot_keys)):
             self.slot_keys[slot] = EMPTY
             self.slot_ranks[slot] = EMPTY
-        for rank in range(len(self.left)):
+        for rank in range(size):
             self._insert(self.left[rank], self.right[rank], rank)
+        for rank in range(size):
+            if self.kind[rank] == OWN_IMAGE:  # the image's split makes the same token
+                self._insert(self.image_left[rank], self.image_right[rank], rank)
 
     # buckets --------------------------------------------------------------------------------
 
@@ -211,19 +233,15 @@ class LongEncoder:
             return list(symbols)
         if size >= MAX_POSITIONS:
             raise ValueError(f"a chunk of {size} symbols is too long for 32-bit positions")
-        sym = vec[i32](capacity=size)
-        nxt = vec[i32](capacity=size)
-        prv = vec[i32](capacity=size)
+        node = vec[i32](capacity=3 * size)
         for index in range(size):
-            sym = append(sym, i32(symbols[index]))
-            nxt = append(nxt, i32(index + 1))
-            prv = append(prv, i32(index - 1))
-        nxt[size - 1] = END
-        self.sym = sym
-        self.nxt = nxt
-        self.prv = prv
+            node = append(node, i32(symbols[index]))
+            node = append(node, i32(index + 1))
+            node = append(node, i32(index - 1))
+        node[3 * size - 2] = END
+        self.node = node
         for index in range(size - 1):
-            rank = self.rank_of(i64(sym[index]), i64(sym[index + 1]))
+            rank = self.rank_of(i64(node[3 * index]), i64(node[3 * index + 3]))
             if rank != NO_RANK:
                 self._push(rank, index)
         while len(self.active) > 0:
@@ -231,92 +249,163 @@ class LongEncoder:
         result: list[int] = []
         position: i64 = 0
         while position != END:
-            result.append(sym[position])
-            position = i64(nxt[position])
+            result.append(node[3 * position])
+            position = i64(node[3 * position + 1])
         if size > KEEP_SCRATCH:
             self._reset_scratch()
         return result
 
     def _take(self, rank: i64) -> None:
         """Merge every live occurrence of rank's pair (its bucket), then free the bucket."""
+        kind = self.kind[rank]
+        if kind == SECOND:  # taken with the first, unless that had no occurrence
+            if i64(self.bucket[rank]) != END:
+                self._take_mirrored(rank - 1)
+            return
+        if kind != PLAIN:
+            self._take_mirrored(rank)
+            return
         left = self.left[rank]
         right = self.right[rank]
         new_id = self.alphabet_size + rank
         overlapping = left == right
-        from_right = self.from_right[rank] != 0
-        sym = self.sym
-        nxt = self.nxt
+        node = self.node
         block = i64(self.bucket[rank])
         self.bucket[rank] = END
         while block != END:
             count = i64(self.pool[block + 1])
             for entry in range(count):
                 position = i64(self.pool[block + 2 + entry])
-                if i64(sym[position]) != left:
+                if i64(node[3 * position]) != left:
                     continue
-                second = i64(nxt[position])
-                if second == END or i64(sym[second]) != right:
+                second = i64(node[3 * position + 1])
+                if second == END or i64(node[3 * second]) != right:
                     continue
                 if not overlapping:
                     self._merge(position, second, new_id)
-                elif from_right:
-                    self._merge_run_from_right(second, left, new_id)
                 else:
                     self._merge_run_from_left(position, left, new_id)
-            following = i64(self.pool[block])
-            self.pool[block] = i32(self.free_block)
-            self.free_block = block
-            block = following
+            block = self._free_block(block)
+
+    def _free_block(self, block: i64) -> i64:
+        """Put a bucket block on the free list; the bucket's next block."""
+        following = i64(self.pool[block])
+        self.pool[block] = i32(self.free_block)
+        self.free_block = block
+        return following
+
+    # mirrored steps -------------------------------------------------------------------------
+
+    def _take_mirrored(self, rank: i64) -> None:
+        """One step under a mirror: rank's pair and its image (the partner's pair, rank + 1, or
+        the same token's other split) merged together, runs of overlapping occurrences resolved
+        as `set_mirror` says."""
+        second_rank = rank + 1 if self.kind[rank] == FIRST else rank
+        level = vec[i64]()  # the positions where either pair was created; the buckets are complete
+        for taken in range(rank, second_rank + 1):
+            block = i64(self.bucket[taken])
+            self.bucket[taken] = END
+            while block != END:
+                for entry in range(i64(self.pool[block + 1])):
+                    level = append(level, i64(self.pool[block + 2 + entry]))
+                block = self._free_block(block)
+        self.level = level
+        node = self.node
+        for index in range(len(level)):
+            position = level[index]
+            if self._level_pair(position, rank) == 0:
+                continue  # stale, or merged in this step already
+            before = i64(node[3 * position + 2])
+            if before != END and self._level_pair(before, rank) != 0:
+                continue  # not where its run starts: the run is resolved from its start
+            self._resolve_run(position, rank, second_rank)
+        if len(level) > KEEP_SCRATCH:
+            self.level = vec[i64]()
+
+    def _level_pair(self, position: i64, rank: i64) -> i64:
+        """1 if rank's pair starts at position, 2 if its image does (and is another pair), else 0."""
+        node = self.node
+        symbol = i64(node[3 * position])
+        if symbol == DEAD:
+            return 0
+        second = i64(node[3 * position + 1])
+        if second == END:
+            return 0
+        following = i64(node[3 * second])
+        if symbol == self.left[rank] and following == self.right[rank]:
+            return 1
+        if symbol == self.image_left[rank] and following == self.image_right[rank]:
+            return 2
+        return 0
+
+    def _resolve_run(self, start: i64, rank: i64, second_rank: i64) -> None:
+        """Merge a run of overlapping occurrences (one or more) of rank's pair and its image that
+        starts at `start`, as `set_mirror` says."""
+        node = self.node
+        chain = self.chain
+        while len(chain) > 0:
+            chain, _ = pop(chain)
+        firsts: i64 = 0
+        position = start
+        while position != END:
+            kind = self._level_pair(position, rank)
+            if kind == 0:
+                break
+            chain = append(chain, position)
+            if kind == 1:
+                firsts += 1
+            position = i64(node[3 * position + 1])
+        self.chain = chain
+        size: i64 = len(chain)
+        own_image = self.left[rank] == self.image_left[rank] and self.right[rank] == self.image_right[rank]
+        if own_image:
+            firsts = size + 1  # one pair: neither first nor second, resolve symmetrically
+        first_id = self.alphabet_size + rank
+        second_id = self.alphabet_size + second_rank
+        for index in range(size):
+            across: i64 = size - 1 - index  # index counted from the run's right end
+            if firsts == size:
+                chosen = index % 2 == 0  # the first's run: from the left
+            elif firsts == 0:
+                chosen = across % 2 == 0  # the second's: from the right, the mirror image
+            else:
+                chosen = (index % 2 == 0 and index <= across) or (across % 2 == 0 and across <= index)
+                if size % 2 == 0 and (index == size // 2 - 1 or index == size // 2) and (size // 2) % 2 == 1:
+                    chosen = False  # the two middle ones overlap, and taking one is not symmetric
+            if chosen:
+                position = chain[index]
+                is_first = self._level_pair(position, rank) == 1
+                self._merge(position, i64(node[3 * position + 1]), first_id if is_first else second_id)
 
     def _merge_run_from_left(self, position: i64, symbol: i64, new_id: i64) -> None:
-        sym = self.sym
-        nxt = self.nxt
-        prv = self.prv
+        node = self.node
         while True:
-            before = i64(prv[position])
-            if before == END or i64(sym[before]) != symbol:
+            before = i64(node[3 * position + 2])
+            if before == END or i64(node[3 * before]) != symbol:
                 break
             position = before
-        while position != END and i64(sym[position]) == symbol:
-            second = i64(nxt[position])
-            if second == END or i64(sym[second]) != symbol:
+        while position != END and i64(node[3 * position]) == symbol:
+            second = i64(node[3 * position + 1])
+            if second == END or i64(node[3 * second]) != symbol:
                 return
             self._merge(position, second, new_id)
-            position = i64(nxt[position])
-
-    def _merge_run_from_right(self, position: i64, symbol: i64, new_id: i64) -> None:
-        sym = self.sym
-        nxt = self.nxt
-        prv = self.prv
-        while True:
-            after = i64(nxt[position])
-            if after == END or i64(sym[after]) != symbol:
-                break
-            position = after
-        while position != END and i64(sym[position]) == symbol:
-            first = i64(prv[position])
-            if first == END or i64(sym[first]) != symbol:
-                return
-            self._merge(first, position, new_id)
-            position = i64(prv[first])
+            position = i64(node[3 * position + 1])
 
     def _merge(self, position: i64, second: i64, new_id: i64) -> None:
         """Merge the pair at position (its right symbol at `second`) into new_id; bucket the
         two pairs that creates."""
-        sym = self.sym
-        nxt = self.nxt
-        prv = self.prv
-        after = i64(nxt[second])
-        sym[position] = i32(new_id)
-        sym[second] = DEAD
-        nxt[position] = i32(after)
+        node = self.node
+        after = i64(node[3 * second + 1])
+        node[3 * position] = i32(new_id)
+        node[3 * second] = DEAD
+        node[3 * position + 1] = i32(after)
         if after != END:
-            prv[after] = i32(position)
-            rank = self.rank_of(new_id, i64(sym[after]))
+            node[3 * after + 2] = i32(position)
+            rank = self.rank_of(new_id, i64(node[3 * after]))
             if rank != NO_RANK:
                 self._push(rank, position)
-        before = i64(prv[position])
+        before = i64(node[3 * position + 2])
         if before != END:
-            rank = self.rank_of(i64(sym[before]), new_id)
+            rank = self.rank_of(i64(node[3 * before]), new_id)
             if rank != NO_RANK:
                 self._push(rank, before)

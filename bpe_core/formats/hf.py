@@ -23,6 +23,7 @@ from bpe_core.formats.layout import MAX_ID, check_id, is_int
 from bpe_core.formats.tiktoken import NAMED_PATTERNS, pretokenizer_for
 from bpe_core.plugins import registry
 from bpe_core.spec import IdLayout, TokenizerSpec, TokenizerView
+from bpe_core.strands import refuse_mirrored_overlaps
 
 GPT2_BYTELEVEL = "gpt2"
 # The model's unknown token in exports of non-byte-level tokenizers (DNA): a name that is not in
@@ -302,8 +303,10 @@ def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
     symbol a token of several characters (`symbol_tokens`, in alphabet order) with the
     `building_merges` that make them from characters, ranked before ours (DNA k-mers); what
     those make on the way gets ids after all of ours. A letter outside a non-byte-level alphabet
-    is an error in both libraries (see `UNKNOWN_LETTER`).
+    is an error in both libraries (see `UNKNOWN_LETTER`). A pretokenizer that asks for mirrored
+    overlap resolution is refused: Hugging Face's BPE resolves overlaps leftmost.
     """
+    refuse_mirrored_overlaps(tokenizer.pretokenizer, "Hugging Face")
     if not isinstance(tokenizer.pretokenizer, ExportsToHF):
         raise BpeError(f"pretokenizer {tokenizer.pretokenizer.name!r} has no Hugging Face equivalent")
     components = tokenizer.pretokenizer.hf_components()

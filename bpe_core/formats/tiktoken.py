@@ -27,6 +27,7 @@ from bpe_core.files import atomic_output, make_directory
 from bpe_core.formats.layout import MAX_ID
 from bpe_core.plugins import registry
 from bpe_core.spec import IdLayout, TokenizerSpec, TokenizerView
+from bpe_core.strands import refuse_mirrored_overlaps
 
 NAMED_PATTERNS = ("gpt2", "cl100k", "o200k")
 
@@ -189,9 +190,11 @@ def to_tiktoken(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
     """Write the non-special tokens as a `.tiktoken` file, rank = our id.
 
     tiktoken merges by the rank of the merged bytes; our ids are in merge order, so ranks give
-    the same priorities. Refused for non-byte-level tokenizers and for vocabularies where two ids
-    stand for the same bytes (tiktoken keys tokens by their bytes).
+    the same priorities. Refused for non-byte-level tokenizers, for vocabularies where two ids
+    stand for the same bytes (tiktoken keys tokens by their bytes) and for mirrored overlap
+    resolution (tiktoken's is leftmost).
     """
+    refuse_mirrored_overlaps(tokenizer.pretokenizer, "tiktoken")
     if not tokenizer.pretokenizer.byte_level:
         raise BpeError(f"tiktoken files hold byte-level text tokenizers; {tokenizer.pretokenizer.name!r} is not one")
     seen: dict[bytes, int] = {}

@@ -13,11 +13,15 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from functools import partial
 from typing import Any, TypeVar
 
 Result = TypeVar("Result")
 
 _worker_function: Callable[[Any], Any] | None = None
+# ordered_map's batches (with a weight): a few hundred reads, or one streamed text piece of a MiB
+BATCH_ITEMS = 256
+BATCH_WEIGHT = 1 << 16
 
 
 def default_workers() -> int:
@@ -31,17 +35,27 @@ def _call(item: Any) -> Any:
 
 
 def ordered_map(
-    function: Callable[[Any], Result], items: Iterable[Any], workers: int | None = None
+    function: Callable[[Any], Result],
+    items: Iterable[Any],
+    workers: int | None = None,
+    weight: Callable[[Any], int] | None = None,
 ) -> Iterator[Result]:
     """Yield function(item) for each item, in order, computed in `workers` processes.
 
-    With one worker (or no fork on this platform) it runs in this process.
+    With one worker (or no fork on this platform) it runs in this process. With `weight`, the
+    items go to the workers in batches of consecutive items (up to BATCH_ITEMS of them, or
+    BATCH_WEIGHT of their weight): one round trip per batch, not per item, so many small items
+    (reads, short documents) are not all process overhead, and one heavy item goes alone.
 
     >>> list(ordered_map(len, ["a", "bb"], workers=2))
     [1, 2]
     """
     global _worker_function
     workers = workers or default_workers()
+    if weight is not None and workers > 1:
+        for results in ordered_map(partial(_call_each, function), _batches(items, weight), workers):
+            yield from results
+        return
     iterator = iter(items)
     head = [item for _, item in zip(range(2), iterator)]
     if workers <= 1 or len(head) < 2 or "fork" not in multiprocessing.get_all_start_methods():
@@ -69,6 +83,24 @@ def ordered_map(
     finally:
         _worker_function = None
         pool.shutdown(wait=finished, cancel_futures=True)  # after an error, do not wait for items in flight
+
+
+def _call_each(function: Callable[[Any], Result], batch: list[Any]) -> list[Result]:
+    return [function(item) for item in batch]
+
+
+def _batches(items: Iterable[Any], weight: Callable[[Any], int]) -> Iterator[list[Any]]:
+    """Consecutive items in lists of at most BATCH_ITEMS, closed once they weigh BATCH_WEIGHT."""
+    batch: list[Any] = []
+    total = 0
+    for item in items:
+        batch.append(item)
+        total += weight(item)
+        if len(batch) >= BATCH_ITEMS or total >= BATCH_WEIGHT:
+            yield batch
+            batch, total = [], 0
+    if batch:
+        yield batch
 
 
 def _result(future: "Future[Result]") -> Result:

@@ -5,7 +5,8 @@ ambiguity letters; anything else in a sequence is an error that names the record
 `split` gives what encoding uses; `count` (training) may add windows' overlaps and the reverse
 complement strand; with `reverse_complement: symmetric` the pretokenizer also hands training the
 complement as a mirror of the symbols (`symbol_mirror`), so each merge is learned with its reverse
-complement partner. This module does not read files.
+complement partner, and `resolve_overlaps: mirrored` asks encoding to resolve overlapping merges
+as mirror images of their partners (`mirrored_overlaps`). This module does not read files.
 """
 
 import re
@@ -27,6 +28,7 @@ KMER_END = "|"
 # What an input KMER_END becomes first: a character outside the vocabulary, so that it is an error
 # in Hugging Face as it is in bpe-core, not a k-mer end.
 NOT_A_LETTER = "\ufffd"
+NOT_A_SYMBOL = 255  # in NucleotidePretokenizer.symbol_table: a byte that is no letter of the alphabet
 
 
 def _choice(name: str, options: dict[str, Any], key: str, allowed: tuple[Any, ...]) -> Any:
@@ -70,6 +72,7 @@ class _Policy:
         merged += merged.lower() if self.case == "keep" else ""
         # runs of letters that merge, or one letter that stands alone
         self.chunk_pattern = re.compile(f"[{merged}]+|[{re.escape(self.letters)}]")
+        self.one_chunk = re.compile(f"[{merged}]+")  # a sequence with no letter that stands alone (most reads)
         self.valid = re.compile(f"[{re.escape(self.letters)}]*")
 
     def prepare(self, document: Any) -> str:
@@ -110,7 +113,10 @@ class NucleotidePretokenizer:
 
     def __init__(self, options: dict[str, Any]) -> None:
         check_options(
-            "pretokenizer", self.name, options, ("case", "n", "iupac", "max_chunk", "overlap", "reverse_complement")
+            "pretokenizer",
+            self.name,
+            options,
+            ("case", "n", "iupac", "max_chunk", "overlap", "reverse_complement", "resolve_overlaps"),
         )
         self.policy = _Policy(self.name, options)
         self.max_chunk = _integer(options, "max_chunk", None, 2, 1 << 40)
@@ -118,7 +124,16 @@ class NucleotidePretokenizer:
         if self.overlap and self.max_chunk is None:
             raise BpeError("pretokenizer.overlap needs max_chunk")
         self.reverse_complement = _choice(self.name, options, "reverse_complement", (False, "augment", "symmetric"))
+        self.resolve_overlaps = _choice(self.name, options, "resolve_overlaps", ("leftmost", "mirrored"))
+        if self.resolve_overlaps == "mirrored" and self.reverse_complement != "symmetric":
+            raise BpeError(
+                "pretokenizer.resolve_overlaps: mirrored needs reverse_complement: symmetric (it resolves each "
+                "merge's overlaps as the mirror image of its reverse-complement partner's, and only a symmetric "
+                f"vocabulary has the partners); reverse_complement is {str(self.reverse_complement).lower()}"
+            )
         self.symbol_ids = {letter: index for index, letter in enumerate(self.policy.letters)}
+        # letter byte -> symbol id, NOT_A_SYMBOL elsewhere: a genome maps with one bytes.translate
+        self.symbol_table = bytes(self.symbol_ids.get(chr(byte), NOT_A_SYMBOL) for byte in range(256))
 
     def options(self) -> dict[str, Any]:
         return {
@@ -128,6 +143,7 @@ class NucleotidePretokenizer:
             "max_chunk": self.max_chunk,
             "overlap": self.overlap,
             "reverse_complement": self.reverse_complement,
+            "resolve_overlaps": self.resolve_overlaps,
         }
 
     def alphabet(self) -> list[str]:
@@ -163,7 +179,10 @@ class NucleotidePretokenizer:
 
     def split(self, document: Any) -> list[str]:
         """Chunks for encoding: windows never overlap, so decoding restores the sequence."""
-        return self._chunks(self.policy.prepare(document), 0)
+        sequence = self.policy.prepare(document)
+        if self.max_chunk is None and self.policy.one_chunk.fullmatch(sequence):
+            return [sequence]
+        return self._chunks(sequence, 0)
 
     def count(self, document: Any) -> dict[str, int]:
         """Chunks for training: windows overlap by `overlap`; with reverse_complement: augment,
@@ -185,9 +204,18 @@ class NucleotidePretokenizer:
             return None
         return [self.symbol_ids[letter.translate(COMPLEMENT)] for letter in self.policy.letters]
 
+    def mirrored_overlaps(self) -> str | None:
+        """With resolve_overlaps: mirrored, what asks encoding to resolve overlapping merges as
+        the mirror image of their partners (so a reverse complement tokenizes as the mirror image
+        of the forward strand); None for leftmost, as training, Hugging Face and tiktoken do."""
+        return "resolve_overlaps: mirrored" if self.resolve_overlaps == "mirrored" else None
+
     def symbols(self, chunk: Any) -> list[int]:
-        symbol_ids = self.symbol_ids
-        return [symbol_ids[letter] for letter in chunk]
+        mapped = chunk.encode("ascii", "replace").translate(self.symbol_table)
+        if NOT_A_SYMBOL in mapped:  # a letter outside the alphabet: the KeyError names it
+            symbol_ids = self.symbol_ids
+            return [symbol_ids[letter] for letter in chunk]
+        return list(mapped)
 
     def safe_cut(self, text: str) -> int:
         return 0

@@ -7,6 +7,7 @@ header (Biopython only warns about that), unreadable files.
 
 import gzip
 import io
+import re
 import warnings
 import zlib
 from collections.abc import Iterator
@@ -33,6 +34,9 @@ class Record:
         return self.sequence
 
 
+# per record, one regex search each instead of a Python loop over the letters (the reads' hot path)
+WHITESPACE = re.compile(r"\s")  # what str.isspace calls whitespace
+NOT_A_SCORE = re.compile(r"[^!-~]")
 READ_ERRORS = (OSError, EOFError, zlib.error)  # what reading a file, gzip or not, can raise
 # The longest FASTA record read by default (letters): human chromosome 1 (249 Mbp) fits; a record
 # is held whole, and training keeps about 20 bytes per letter (docs/benchmarks.md, train_long.py).
@@ -203,11 +207,13 @@ class FastqReader(_SequenceReader):
                         raise ValueError("empty sequence")
                     if not sequence.isascii():
                         raise BpeError(_not_ascii(path, title.split(None, 1)[0] if title else f"#{count}", sequence))
-                    if any(ch.isspace() for ch in sequence):
+                    if WHITESPACE.search(sequence):
                         raise ValueError("whitespace inside the sequence")
-                    bad = next((ch for ch in quality if not "!" <= ch <= "~"), None)
+                    bad = NOT_A_SCORE.search(quality)
                     if bad is not None:
-                        raise ValueError(f"quality character {bad!r} is not a printable ASCII score ('!' to '~')")
+                        raise ValueError(
+                            f"quality character {bad.group()!r} is not a printable ASCII score ('!' to '~')"
+                        )
                     yield Record(path, title.split(None, 1)[0] if title else f"#{count}", sequence)
             except UnicodeDecodeError as error:
                 raise _not_text(path, f"after {last}", error) from None
