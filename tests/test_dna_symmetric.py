@@ -5,7 +5,7 @@ The engine is specified against a naive mirrored reference written here (every r
 every pair; the partner of a merge is the pair spelling its mirror image that occurs most,
 (mirror[y], mirror[x]) on ties; a merge whose token is its own image is taken alone; no room for
 both: stop), on random involutions over small alphabets. The DNA side is checked on phage lambda
-(closure under reverse complement, partners next to each other, each token text once), on
+(closure under reverse complement, partners next to each other, each token text once there), on
 random sequences (a reverse complement tokenizes as the mirror image of the forward one unless a
 tie decides: a merge meeting an overlapping occurrence of itself or of its partner), through
 continued training and through the Hugging Face export. Expected values come from
@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from helpers.dna import COMPLEMENT, DNABERT2_CONFIG, PURE, reverse_complement, single_sequence, write_fasta
 from helpers.paths import ECOLI_PATH, LAMBDA_PATH
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import bpe_core
@@ -28,6 +28,14 @@ from bpe_core import BpeError, engine
 from bpe_core.plugins import registry
 
 SYMMETRIC = {"pretokenizer.reverse_complement": "symmetric"}
+# a corpus on which BPE learns the spelling 00000101 twice, as (000001, 01) and (0000010, 1), each
+# with its partner (found by hypothesis): closure and partner order must hold all the same
+TWICE_LEARNED = (
+    2,
+    [0, 1],
+    [[0] * 4, [0] * 4, [0, 1, 0] * 3, [0, 1, 0, 0, 1, 0, 0, 1, 0], [1, 0, 1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 1, 0, 1]],
+    [1, 1, 2, 2, 1, 1],
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -143,6 +151,7 @@ def mirrored_corpora(draw: st.DrawFn) -> tuple[int, list[int], list[list[int]], 
 
 @pytest.mark.both_modes
 @given(corpus=mirrored_corpora(), num_merges=st.integers(1, 30))
+@example(corpus=TWICE_LEARNED, num_merges=21)
 def test_mirrored_training_gives_the_reference_merges_counts_and_segments(
     corpus: tuple[int, list[int], list[list[int]], list[int]], num_merges: int
 ) -> None:
@@ -156,14 +165,17 @@ def test_mirrored_training_gives_the_reference_merges_counts_and_segments(
 
 @pytest.mark.both_modes
 @given(corpus=mirrored_corpora(), num_merges=st.integers(1, 30))
-def test_mirrored_merges_are_closed_partners_adjacent_own_images_once(
+@example(corpus=TWICE_LEARNED, num_merges=21)
+def test_mirrored_merges_are_closed_with_partners_adjacent_and_own_images_alone(
     corpus: tuple[int, list[int], list[list[int]], list[int]], num_merges: int
 ) -> None:
     alphabet_size, mirror, chunks, weights = corpus
     merges = [tuple(pair) for pair in engine.train(alphabet_size, chunks, weights, num_merges, mirror=mirror).merges]
     assert len(merges) <= num_merges
     spellings = [spell(alphabet_size, merges, alphabet_size + rank) for rank in range(len(merges))]
-    assert len(set(spellings)) == len(spellings)  # each token once: an own image is never learned twice
+    # no test that each spelling is learned once: BPE itself may learn one twice through other
+    # pairs (0000010|1 after 000001|01 on these corpora, partners and all); an own image is
+    # taken alone, so it steps by one below
     rank = 0
     while rank < len(merges):
         if image(mirror, spellings[rank]) == spellings[rank]:
