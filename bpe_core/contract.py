@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from bpe_core.engine.chunk_counts import ChunkCounts
+from bpe_core.engine.encoder import Encoder
 from bpe_core.errors import BpeError
 
 
@@ -127,6 +128,18 @@ class CountsPacked(Protocol):
 
 
 @runtime_checkable
+class EncodesPacked(Protocol):
+    """A pretokenizer that encodes a document itself, handing each chunk to
+    `encoder.encode_range` as a byte range of its packed symbol ids (one byte per symbol), with no
+    Python object per chunk: the ids equal those of `split`, then `symbols` and the engine, chunk
+    for chunk. `prepare` builds what encoding uses, so workers forked afterwards share it."""
+
+    def encode_packed(self, document: Any, encoder: Encoder) -> list[int]: ...
+
+    def prepare(self, encoder: Encoder) -> None: ...
+
+
+@runtime_checkable
 class ReportsOffsets(Protocol):
     """A pretokenizer that says where each chunk and each of its symbols lie in the document, so
     `Tokenizer.encode_with_offsets` can give every token its span (DNA: genome coordinates)."""
@@ -236,6 +249,7 @@ class Named(Protocol):
 ABILITIES = (
     CountsChunks,
     CountsPacked,
+    EncodesPacked,
     ReportsOffsets,
     ReportsEncoding,
     ConfiguresDecoder,

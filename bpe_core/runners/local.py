@@ -129,20 +129,35 @@ def _call_pooled(item: Any) -> Any:
 
 class WorkerPool:
     """Forked workers that live across calls, so state they build (a tokenizer's chunk cache)
-    stays warm from one batch to the next. The function is handed over by fork, never pickled."""
+    stays warm from one batch to the next. The function is handed over by fork, never pickled.
+    As in `shared_map`, this process works too: `workers` cores take `workers - 1` forked
+    processes, and this one takes an item itself whenever those have enough queued."""
 
     def __init__(self, function: Callable[[Any], Any], workers: int) -> None:
         global _pool_function
+        self.function = function
         self.workers = workers
         _pool_function = function
         try:
-            self.pool = multiprocessing.get_context("fork").Pool(workers)
+            self.pool = multiprocessing.get_context("fork").Pool(max(1, workers - 1))
         finally:
             _pool_function = None
 
     def map(self, items: Sequence[Any]) -> list[Any]:
         """[function(item) for item in items], in order."""
-        return self.pool.map(_call_pooled, items, chunksize=1)
+        results: list[Any] = [None] * len(items)
+        pending: deque[tuple[int, Any]] = deque()
+        for index, item in enumerate(items):
+            if len(pending) < 2 * max(1, self.workers - 1):
+                pending.append((index, self.pool.apply_async(_call_pooled, (item,))))
+            else:
+                results[index] = self.function(item)
+            while pending and pending[0][1].ready():
+                done, result = pending.popleft()
+                results[done] = result.get()
+        for done, result in pending:
+            results[done] = result.get()
+        return results
 
     def close(self) -> None:
         self.pool.terminate()
