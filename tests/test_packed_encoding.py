@@ -114,11 +114,32 @@ def test_range_cache_tells_chunks_apart_that_share_their_first_eight_bytes_and_e
     data = b"abcdefgh1abcdefgh2abcdefgh" + PADDING
     cache = RangeCache(2)
     cache.add(data, 0, 9, [1])
-    cache.add(data, 9, 18, [2])
-    assert cache.find(data, 0, 9) == [1] and cache.find(data, 9, 18) == [2]
-    assert cache.find(data, 18, 26) is None and cache.find(data, 0, 8) is None
-    cache.add(data, 18, 26, [3])  # the third one empties the cache first
-    assert cache.entries() == 1 and cache.find(data, 18, 26) == [3] and cache.find(data, 0, 9) is None
+    cache.add(data, 9, 18, [2, 3])
+
+    def found(start, end):
+        ids: list[int] = []
+        return ids if cache.extend_found(data, start, end, ids) else None
+
+    assert found(0, 9) == [1] and found(9, 18) == [2, 3]
+    assert found(18, 26) is None and found(0, 8) is None
+    cache.add(data, 18, 26, [4])  # the third one empties the cache first
+    assert cache.entries == 1 and found(18, 26) == [4] and found(0, 9) is None
+
+
+@settings(max_examples=100)
+@given(keys=st.lists(st.binary(max_size=30), max_size=300, unique=True))
+def test_range_cache_finds_every_key_it_was_given_past_several_growths(keys):
+    data = b"".join(keys) + PADDING
+    ranges, start = [], 0
+    for key in keys:
+        ranges.append((start, start + len(key)))
+        start += len(key)
+    cache = RangeCache(1 << 18)
+    for index, (start, end) in enumerate(ranges):
+        cache.add(data, start, end, [index] * (index % 3))
+    for index, (start, end) in enumerate(ranges):
+        ids: list[int] = []
+        assert cache.extend_found(data, start, end, ids) and ids == [index] * (index % 3)
 
 
 def test_encode_range_refuses_an_alphabet_wider_than_a_byte():

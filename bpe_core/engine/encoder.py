@@ -305,11 +305,10 @@ class Encoder:
             self.prepare_ranges()
             cache = self.range_cache
             assert cache is not None
-        ids = cache.find(data, start, end)
-        if ids is None:
+        if not cache.extend_found(data, start, end, out):
             ids = self._encode_bytes(data, start, end)
             cache.add(data, start, end, ids)
-        out.extend(ids)
+            out.extend(ids)
 
     def _short(self) -> ShortEncoder:
         encoder = self.short_encoder

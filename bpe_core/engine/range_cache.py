@@ -3,9 +3,12 @@ ids), to their token ids.
 
 Encoding meets the same short chunks again and again; here a chunk is looked up without making
 a Python object for it: it is hashed and compared eight bytes at a time (`librt.strings.read_i64_le`)
-against keys stored as i64 words, as `chunk_counts` does. Each cached chunk keeps its ids as one
-list, which the caller extends its output with. The cache is emptied whole when it holds `size`
-chunks, which bounds its memory.
+against keys stored as i64 words, as `chunk_counts` does. A slot of the open-addressing table
+holds, side by side in one vec, the key's hash, its first word, its length, where its other words
+are and where its ids are, so a chunk of up to 8 bytes (most of them) is found in one cache
+line. The ids of all cached chunks are one list, so caching makes no object the garbage
+collector must visit. The cache is emptied whole when it holds `size` chunks, which bounds its
+memory.
 
 Buffers must have 8 readable bytes past every range (callers pad with `chunk_counts.PADDING`).
 It does no encoding and knows nothing of text.
@@ -21,26 +24,28 @@ from bpe_core.engine.chunk_counts import mix_word
 
 EMPTY: Final[i64] = -1
 WORD: Final[i64] = 8
-FIRST_SLOTS: Final[i64] = 1 << 12
+FIRST_SLOTS: Final[i64] = 1 << 6
+# a slot: hash, first word, length, first index in `words` of the other words, first index in
+# `ids`, number of ids; EMPTY in the hash marks a free slot
+SLOT: Final[i64] = 6
 
 
 class RangeCache:
-    """Chunks (byte ranges) -> ids; `find` one, `add` one after a miss.
+    """Chunks (byte ranges) -> ids; `extend_found` one, `add` one after a miss.
 
     >>> cache = RangeCache(10)
-    >>> cache.add(b"abc" + bytes(8), 0, 3, [7])
-    >>> cache.find(b"xabc" + bytes(8), 1, 4)
-    [7]
+    >>> cache.add(b"abc" + bytes(8), 0, 3, [7, 8])
+    >>> ids = []
+    >>> cache.extend_found(b"xabc" + bytes(8), 1, 4, ids), ids
+    (True, [7, 8])
     """
 
     size: i64
-    words: vec[i64]  # every key's bytes, little-endian, in whole words, zero-padded
-    word_start: vec[i64]
-    length: vec[i64]
-    key_hash: vec[i64]
-    ids: list[list[int]]
-    slots: vec[i64]
-    mask: i64
+    entries: i64
+    slots: vec[i64]  # SLOT values per slot
+    mask: i64  # slot count - 1
+    words: vec[i64]  # the words after the first of every key longer than 8 bytes
+    ids: list[int]  # every cached chunk's ids, one after the other
     # [r]: the low r bytes of a word, r = 0..8 (a table: mypyc shifts `1 << 8 * r` as a 32-bit C int)
     word_masks: vec[i64]
 
@@ -50,90 +55,101 @@ class RangeCache:
         self.clear()
 
     def clear(self) -> None:
-        self.words = vec[i64]()
-        self.word_start = vec[i64]()
-        self.length = vec[i64]()
-        self.key_hash = vec[i64]()
-        self.ids = []
-        self.slots = vec[i64]([EMPTY] * FIRST_SLOTS)
+        self.entries = 0
+        self.slots = vec[i64]([EMPTY] * (FIRST_SLOTS * SLOT))
         self.mask = FIRST_SLOTS - 1
-
-    def entries(self) -> i64:
-        """Chunks cached now."""
-        return len(self.length)
+        self.words = vec[i64]()
+        self.ids = []
 
     def _word(self, data: bytes, position: i64, remaining: i64) -> i64:
         """The word at position, with only its first `remaining` bytes (all 8 from 8 on)."""
         return read_i64_le(data, position) & self.word_masks[remaining if remaining < WORD else WORD]
 
-    def _hash(self, data: bytes, start: i64, end: i64) -> i64:
-        size = end - start
+    def _hash(self, data: bytes, start: i64, size: i64) -> i64:
         state: i64 = size
         offset: i64 = 0
         while offset < size:
             state = mix_word(state, self._word(data, start + offset, size - offset))
             offset += WORD
-        return state
+        return state & 0x7FFFFFFFFFFFFFFF  # never EMPTY
 
-    def find(self, data: bytes, start: i64, end: i64) -> list[int] | None:
-        """The ids cached for data[start:end], or None."""
-        state = self._hash(data, start, end)
-        size = end - start
-        slot = (state ^ (state >> 17)) & self.mask
+    def _find(self, data: bytes, start: i64, size: i64, state: i64) -> i64:
+        """The slot holding data[start:start + size], or the free slot where it would go, negated - 1."""
         slots = self.slots
+        slot = (state ^ (state >> 17)) & self.mask
+        first = self._word(data, start, size)
         while True:
-            entry = slots[slot]
-            if entry == EMPTY:
-                return None
-            if self.key_hash[entry] == state and self.length[entry] == size and self._same(entry, data, start):
-                return self.ids[entry]
+            base = slot * SLOT
+            stored = slots[base]
+            if stored == EMPTY:
+                return -slot - 1
+            if stored == state and slots[base + 2] == size and slots[base + 1] == first:
+                if size <= WORD or self._same_rest(slots[base + 3], data, start, size):
+                    return slot
             slot = (slot + 1) & self.mask
 
-    def _same(self, entry: i64, data: bytes, start: i64) -> bool:
-        size = self.length[entry]
+    def _same_rest(self, word_start: i64, data: bytes, start: i64, size: i64) -> bool:
         words = self.words
-        first = self.word_start[entry]
-        offset: i64 = 0
-        index: i64 = 0
+        offset: i64 = WORD
+        index = word_start
         while offset < size:
-            if words[first + index] != self._word(data, start + offset, size - offset):
+            if words[index] != self._word(data, start + offset, size - offset):
                 return False
             offset += WORD
             index += 1
         return True
 
-    def add(self, data: bytes, start: i64, end: i64, ids: list[int]) -> None:
-        """Cache ids for data[start:end], which `find` did not have (emptying the cache first when full)."""
-        if len(self.length) >= self.size:
-            self.clear()
-        state = self._hash(data, start, end)
+    def extend_found(self, data: bytes, start: i64, end: i64, out: list[int]) -> bool:
+        """Extend `out` with the ids cached for data[start:end] and say True, or say False."""
         size = end - start
-        slot = (state ^ (state >> 17)) & self.mask
+        slot = self._find(data, start, size, self._hash(data, start, size))
+        if slot < 0:
+            return False
+        base = slot * SLOT
+        first = self.slots[base + 4]
+        ids = self.ids
+        for index in range(first, first + self.slots[base + 5]):
+            out.append(ids[index])
+        return True
+
+    def add(self, data: bytes, start: i64, end: i64, ids: list[int]) -> None:
+        """Cache ids for data[start:end], which is not cached (emptying the cache first when full)."""
+        if self.entries >= self.size:
+            self.clear()
+        size = end - start
+        state = self._hash(data, start, size)
+        slot = -self._find(data, start, size, state) - 1
+        base = slot * SLOT
         slots = self.slots
-        while slots[slot] != EMPTY:
-            slot = (slot + 1) & self.mask
-        slots[slot] = len(self.length)
-        self.word_start = append(self.word_start, len(self.words))
-        self.length = append(self.length, size)
-        self.key_hash = append(self.key_hash, state)
-        self.ids.append(ids)
-        offset: i64 = 0
+        slots[base] = state
+        slots[base + 1] = self._word(data, start, size)
+        slots[base + 2] = size
+        slots[base + 3] = len(self.words)
+        slots[base + 4] = len(self.ids)
+        slots[base + 5] = len(ids)
+        offset: i64 = WORD
         while offset < size:
             self.words = append(self.words, self._word(data, start + offset, size - offset))
             offset += WORD
-        if 2 * len(self.length) > len(self.slots):
+        self.ids.extend(ids)
+        self.entries += 1
+        if 2 * self.entries > self.mask + 1:
             self._grow()
 
     def _grow(self) -> None:
-        capacity: i64 = 2 * len(self.slots)
+        old = self.slots
+        capacity: i64 = 2 * (self.mask + 1)
         mask = capacity - 1
-        slots = vec[i64]([EMPTY] * capacity)
-        hashes = self.key_hash
-        for entry in range(len(hashes)):
-            state = hashes[entry]
+        slots = vec[i64]([EMPTY] * (capacity * SLOT))
+        for old_slot in range(self.mask + 1):
+            old_base = old_slot * SLOT
+            state = old[old_base]
+            if state == EMPTY:
+                continue
             slot = (state ^ (state >> 17)) & mask
-            while slots[slot] != EMPTY:
+            while slots[slot * SLOT] != EMPTY:
                 slot = (slot + 1) & mask
-            slots[slot] = entry
+            for field in range(SLOT):
+                slots[slot * SLOT + field] = old[old_base + field]
         self.slots = slots
         self.mask = mask

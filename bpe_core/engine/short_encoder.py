@@ -3,8 +3,9 @@ ids, one byte each), compiled to work on unboxed integers only.
 
 The quadratic scan tiktoken uses (cheapest for a word): the ranks of neighbouring pairs in an
 i64 vec, the lowest taken first and the leftmost on ties, the two ranks beside a merge looked up
-again. A pair of ids below 256 (every pair of the first pass) is read from a 65,536-entry table;
-other pairs from an open-addressing pair -> rank table of integers, not a dict. The chunk's
+again. A pair of ids below 256 (every pair of the first pass) is read from a 65,536-entry table of i32s;
+other pairs from an open-addressing pair -> rank table of integers (key and rank side by side),
+not a dict. The chunk's
 symbols are read straight from the caller's bytes, so no Python object is made per symbol, and
 the ids come out in the output layout. It gives exactly what `encoder.Encoder` gives for the
 same chunk.
@@ -16,9 +17,10 @@ whole-chunk encoders) and does not cache: `encoder.Encoder.encode_range` does bo
 from typing import Final
 
 from librt.vecs import vec
-from mypy_extensions import i64
+from mypy_extensions import i32, i64
 
 NO_RANK: Final[i64] = 1 << 60
+NO_BYTE_RANK: Final[i32] = -1
 EMPTY: Final[i64] = -1
 BYTE_PAIRS: Final[i64] = 256 * 256
 
@@ -32,10 +34,9 @@ class ShortEncoder:
     """
 
     id_bound: i64
-    byte_ranks: vec[i64]  # [left * 256 + right]: the rank of a pair of ids below 256
-    slot_keys: vec[i64]
-    slot_ranks: vec[i64]
-    mask: i64
+    byte_ranks: vec[i32]  # [left * 256 + right]: the rank of a pair of ids below 256
+    slots: vec[i64]  # per slot: pair key, rank (side by side: one cache line per probe)
+    mask: i64  # slot count - 1
     results: vec[i64]
     output: vec[i64]
     mapped: bool
@@ -48,18 +49,17 @@ class ShortEncoder:
     ) -> None:
         """A pair listed twice keeps its first rank."""
         self.id_bound = alphabet_size + len(merges) + 1
-        self.byte_ranks = vec[i64]([NO_RANK] * BYTE_PAIRS)
+        self.byte_ranks = vec[i32]([NO_BYTE_RANK] * BYTE_PAIRS)
         capacity: i64 = 16
         while capacity < 2 * len(merges) + 2:
             capacity *= 2
-        self.slot_keys = vec[i64]([EMPTY] * capacity)
-        self.slot_ranks = vec[i64]([EMPTY] * capacity)
+        self.slots = vec[i64]([EMPTY] * (2 * capacity))
         self.mask = capacity - 1
         for rank in range(len(merges)):
             left: i64 = merges[rank][0]
             right: i64 = merges[rank][1]
-            if left < 256 and right < 256 and self.byte_ranks[left * 256 + right] == NO_RANK:
-                self.byte_ranks[left * 256 + right] = rank
+            if left < 256 and right < 256 and self.byte_ranks[left * 256 + right] == NO_BYTE_RANK:
+                self.byte_ranks[left * 256 + right] = i32(rank)
             self._insert(left * self.id_bound + right, rank)
         self.results = vec[i64](results)
         self.output = vec[i64](output_ids)
@@ -74,24 +74,25 @@ class ShortEncoder:
 
     def _insert(self, key: i64, rank: i64) -> None:
         slot = self._slot(key)
-        while self.slot_keys[slot] != EMPTY:
-            if self.slot_keys[slot] == key:
+        while self.slots[2 * slot] != EMPTY:
+            if self.slots[2 * slot] == key:
                 return  # the first rank of a pair counts
             slot = (slot + 1) & self.mask
-        self.slot_keys[slot] = key
-        self.slot_ranks[slot] = rank
+        self.slots[2 * slot] = key
+        self.slots[2 * slot + 1] = rank
 
     def rank_of(self, left: i64, right: i64) -> i64:
         """The rank of pair (left, right), NO_RANK if no merge makes it."""
         if left < 256 and right < 256:
-            return self.byte_ranks[left * 256 + right]
+            rank = i64(self.byte_ranks[left * 256 + right])
+            return NO_RANK if rank == NO_BYTE_RANK else rank
         key = left * self.id_bound + right
         slot = self._slot(key)
-        slot_keys = self.slot_keys
+        slots = self.slots
         while True:
-            stored = slot_keys[slot]
+            stored = slots[2 * slot]
             if stored == key:
-                return self.slot_ranks[slot]
+                return slots[2 * slot + 1]
             if stored == EMPTY:
                 return NO_RANK
             slot = (slot + 1) & self.mask
@@ -112,7 +113,8 @@ class ShortEncoder:
         for index in range(1, size):
             symbol: i64 = data[start + index]
             parts[index] = symbol
-            ranks[index - 1] = byte_ranks[previous * 256 + symbol]
+            rank = i64(byte_ranks[previous * 256 + symbol])
+            ranks[index - 1] = NO_RANK if rank == NO_BYTE_RANK else rank
             previous = symbol
         count = size
         while count > 1:
