@@ -182,7 +182,10 @@ def test_packed_text_encoding_gives_the_chunk_by_chunk_ids_on_the_python_docs(do
 
 
 @settings(max_examples=150, deadline=None)
-@given(text=st.text(max_size=60) | st.sampled_from(["", " ", "ü" * 200, "\ud800x"]))
+@given(
+    text=st.text(max_size=60)
+    | st.sampled_from(["", " ", "ü" * 200, "\ud800x", "naïve café, 日本語 and\ud800 ok: ü" * 3 + "end"])
+)
 def test_packed_text_encoding_gives_the_chunk_by_chunk_ids_on_any_unicode_text(docs_tokenizers, text):
     for tokenizer in docs_tokenizers.values():
         assert tokenizer.encode_ordinary(text) == chunk_by_chunk(tokenizer, text)

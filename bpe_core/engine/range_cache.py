@@ -14,7 +14,7 @@ Buffers must have 8 readable bytes past every range (callers pad with `chunk_cou
 It does no encoding and knows nothing of text.
 """
 
-from typing import Final
+from typing import Final, cast
 
 from librt.strings import read_i64_le
 from librt.vecs import append, vec
@@ -45,7 +45,9 @@ class RangeCache:
     slots: vec[i64]  # SLOT values per slot
     mask: i64  # slot count - 1
     words: vec[i64]  # the words after the first of every key longer than 8 bytes
-    ids: list[int]  # every cached chunk's ids, one after the other
+    # every cached chunk's ids, one after the other; `object`, so mypyc copies them to the output
+    # as they are instead of unboxing and boxing each
+    ids: list[object]
     # [r]: the low r bytes of a word, r = 0..8 (a table: mypyc shifts `1 << 8 * r` as a 32-bit C int)
     word_masks: vec[i64]
 
@@ -61,39 +63,43 @@ class RangeCache:
         self.words = vec[i64]()
         self.ids = []
 
-    def _word(self, data: bytes, position: i64, remaining: i64) -> i64:
-        """The word at position, with only its first `remaining` bytes (all 8 from 8 on)."""
-        return read_i64_le(data, position) & self.word_masks[remaining if remaining < WORD else WORD]
+    def _first_word(self, data: bytes, start: i64, size: i64) -> i64:
+        """The key's first word (its first 8 bytes, or all of it zero-padded)."""
+        return read_i64_le(data, start) & self.word_masks[size if size < WORD else WORD]
 
-    def _hash(self, data: bytes, start: i64, size: i64) -> i64:
-        state: i64 = size
-        offset: i64 = 0
+    def _hash(self, data: bytes, start: i64, size: i64, first: i64) -> i64:
+        state = mix_word(size, first)
+        offset: i64 = WORD
         while offset < size:
-            state = mix_word(state, self._word(data, start + offset, size - offset))
+            remaining = size - offset
+            word = read_i64_le(data, start + offset) & self.word_masks[remaining if remaining < WORD else WORD]
+            state = mix_word(state, word)
             offset += WORD
-        return state & 0x7FFFFFFFFFFFFFFF  # never EMPTY
+        return state  # mix_word is never negative, so never EMPTY
 
-    def _find(self, data: bytes, start: i64, size: i64, state: i64) -> i64:
+    def _find(self, data: bytes, start: i64, size: i64, state: i64, first: i64) -> i64:
         """The slot holding data[start:start + size], or the free slot where it would go, negated - 1."""
         slots = self.slots
-        slot = (state ^ (state >> 17)) & self.mask
-        first = self._word(data, start, size)
+        mask = self.mask
+        slot = (state ^ (state >> 17)) & mask
         while True:
             base = slot * SLOT
             stored = slots[base]
             if stored == EMPTY:
                 return -slot - 1
-            if stored == state and slots[base + 2] == size and slots[base + 1] == first:
+            if stored == state and slots[base + 1] == first and slots[base + 2] == size:
                 if size <= WORD or self._same_rest(slots[base + 3], data, start, size):
                     return slot
-            slot = (slot + 1) & self.mask
+            slot = (slot + 1) & mask
 
     def _same_rest(self, word_start: i64, data: bytes, start: i64, size: i64) -> bool:
         words = self.words
         offset: i64 = WORD
         index = word_start
         while offset < size:
-            if words[index] != self._word(data, start + offset, size - offset):
+            remaining = size - offset
+            word = read_i64_le(data, start + offset) & self.word_masks[remaining if remaining < WORD else WORD]
+            if words[index] != word:
                 return False
             offset += WORD
             index += 1
@@ -102,14 +108,16 @@ class RangeCache:
     def extend_found(self, data: bytes, start: i64, end: i64, out: list[int]) -> bool:
         """Extend `out` with the ids cached for data[start:end] and say True, or say False."""
         size = end - start
-        slot = self._find(data, start, size, self._hash(data, start, size))
+        first = self._first_word(data, start, size)
+        slot = self._find(data, start, size, self._hash(data, start, size, first), first)
         if slot < 0:
             return False
         base = slot * SLOT
-        first = self.slots[base + 4]
+        begin = self.slots[base + 4]
         ids = self.ids
-        for index in range(first, first + self.slots[base + 5]):
-            out.append(ids[index])
+        sink = cast(list[object], out)
+        for index in range(begin, begin + self.slots[base + 5]):
+            sink.append(ids[index])
         return True
 
     def add(self, data: bytes, start: i64, end: i64, ids: list[int]) -> None:
@@ -117,19 +125,22 @@ class RangeCache:
         if self.entries >= self.size:
             self.clear()
         size = end - start
-        state = self._hash(data, start, size)
-        slot = -self._find(data, start, size, state) - 1
+        first = self._first_word(data, start, size)
+        state = self._hash(data, start, size, first)
+        slot = -self._find(data, start, size, state, first) - 1
         base = slot * SLOT
         slots = self.slots
         slots[base] = state
-        slots[base + 1] = self._word(data, start, size)
+        slots[base + 1] = first
         slots[base + 2] = size
         slots[base + 3] = len(self.words)
         slots[base + 4] = len(self.ids)
         slots[base + 5] = len(ids)
         offset: i64 = WORD
         while offset < size:
-            self.words = append(self.words, self._word(data, start + offset, size - offset))
+            remaining = size - offset
+            word = read_i64_le(data, start + offset) & self.word_masks[remaining if remaining < WORD else WORD]
+            self.words = append(self.words, word)
             offset += WORD
         self.ids.extend(ids)
         self.entries += 1

@@ -14,24 +14,31 @@ from bpe_core.engine.encoder import Encoder
 from bpe_text.scanner import Scanner
 
 
-def encode_text(scanner: Scanner, text: str, encoder: Encoder) -> list[int]:
+def encode_text(scanner: Scanner, text: str, encoder: Encoder, wide: list[int]) -> list[int]:
     """The ids of the text's chunks, one after the other (lone surrogates as "surrogatepass"
-    encodes them, three bytes each)."""
+    encodes them, three bytes each). `wide`: where the text's runs of non-ASCII characters
+    start and end (start, end, start, end, ...), so only chunks that touch one count their
+    UTF-8 bytes character by character."""
     data = text.encode("utf-8", "surrogatepass") + PADDING
     size: i64 = len(text)
-    ascii = len(data) - len(PADDING) == size
+    runs: i64 = len(wide)
+    run: i64 = 0
+    next_wide: i64 = wide[0] if runs > 0 else size  # the first non-ASCII character at or after `start`
     ids: list[int] = []
     start: i64 = 0
     byte_start: i64 = 0
     while start < size:
         end = scanner.chunk_end(text, start, size)
-        if ascii:
+        if next_wide >= end:
             byte_end = byte_start + end - start
         else:
             byte_end = byte_start
             for index in range(start, end):
                 code = ord(text[index])
                 byte_end += 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
+            while run < runs and wide[run + 1] <= end:
+                run += 2
+            next_wide = size if run >= runs else max(i64(wide[run]), end)
         encoder.encode_range(data, byte_start, byte_end, ids)
         start = end
         byte_start = byte_end

@@ -75,13 +75,15 @@ class Scanner:
         return self.table[ord(text[index])]
 
     def _run(self, text: str, index: i64, size: i64, mask: i64) -> i64:
-        while index < size and (self.table[ord(text[index])] & mask) != 0:
+        table = self.table  # a local: no reference count traffic per character
+        while index < size and (table[ord(text[index])] & mask) != 0:
             index += 1
         return index
 
     def _run_other(self, text: str, index: i64, size: i64) -> i64:
         """[^\\s\\p{L}\\p{N}]+ from index."""
-        while index < size and (self.table[ord(text[index])] & WORDLIKE) == 0:
+        table = self.table
+        while index < size and (table[ord(text[index])] & WORDLIKE) == 0:
             index += 1
         return index
 
