@@ -28,7 +28,7 @@ from bpe_core.runners.local import WorkerPool, default_workers, ordered_map
 from bpe_core.spec import IdLayout, TokenizerSpec
 from bpe_core.specials import Specials, allowed_specials, special_pattern, special_runs, splits_a_special
 
-BATCH = 64  # documents per task in encode_batch: amortizes inter-process traffic
+FEW_DOCUMENTS = 64  # encode_batch encodes this many documents or fewer in this process alone
 DECODE_ERRORS = ("roundtrip", "replace", "strict")  # what decode does with ids that make invalid UTF-8
 
 
@@ -164,17 +164,13 @@ class Tokenizer:
         True
         """
         workers = workers or default_workers()
-        batches = [documents[start : start + BATCH] for start in range(0, len(documents), BATCH)]
-        if workers <= 1 or len(batches) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        if workers <= 1 or len(documents) <= FEW_DOCUMENTS or "fork" not in multiprocessing.get_all_start_methods():
             return [self.encode(document) for document in documents]
         if self._pool is None or self._pool.workers != workers:
             self.close()
-            self._pool = WorkerPool(lambda batch: [self.encode(document) for document in batch], workers)
+            self._pool = WorkerPool(self.encode, workers)
             self._pool_finalizer = weakref.finalize(self, self._pool.close)
-        results: list[list[int]] = []
-        for batch_ids in self._pool.map(batches):
-            results.extend(batch_ids)
-        return results
+        return self._pool.map(documents, [len(document) if isinstance(document, str) else 1 for document in documents])
 
     def encode_pieces(
         self,

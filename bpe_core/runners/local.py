@@ -6,6 +6,7 @@ in flight, so a corpus of any size streams through in constant memory. This modu
 about tokenizers.
 """
 
+import bisect
 import itertools
 import multiprocessing
 import os
@@ -119,45 +120,85 @@ def shared_map(function: Callable[[Any], Result], items: Iterable[Any], workers:
         pool.shutdown(wait=finished, cancel_futures=True)
 
 
-_pool_function: Callable[[Any], Any] | None = None
-
-
-def _call_pooled(item: Any) -> Any:
-    assert _pool_function is not None
-    return _pool_function(item)
+def _serve(function: Callable[[Any], Any], connection: Any) -> None:
+    """A WorkerPool process: for each list of items received, send back the list of results
+    (or the exception raised); None ends it."""
+    while True:
+        items = connection.recv()
+        if items is None:
+            return
+        try:
+            results: Any = [function(item) for item in items]
+        except BaseException as error:  # sent to the parent, which raises it
+            results = error
+        connection.send(results)
 
 
 class WorkerPool:
     """Forked workers that live across calls, so state they build (a tokenizer's chunk cache)
     stays warm from one batch to the next. The function is handed over by fork, never pickled.
     As in `shared_map`, this process works too: `workers` cores take `workers - 1` forked
-    processes, and this one takes an item itself whenever those have enough queued."""
+    processes. Each call cuts the items into `workers` contiguous shares of about equal weight,
+    sends each forked process its share in one message and computes the first share itself, so
+    no thread of this process competes with the work for the interpreter lock."""
 
     def __init__(self, function: Callable[[Any], Any], workers: int) -> None:
-        global _pool_function
         self.function = function
         self.workers = workers
-        _pool_function = function
-        try:
-            self.pool = multiprocessing.get_context("fork").Pool(max(1, workers - 1))
-        finally:
-            _pool_function = None
+        context = multiprocessing.get_context("fork")
+        self.connections: list[Any] = []
+        self.processes: list[Any] = []
+        for _ in range(max(1, workers - 1)):
+            ours, theirs = context.Pipe()
+            process = context.Process(target=_serve, args=(function, theirs), daemon=True)
+            process.start()
+            theirs.close()
+            self.connections.append(ours)
+            self.processes.append(process)
 
-    def map(self, items: Sequence[Any]) -> list[Any]:
-        """[function(item) for item in items], in order."""
-        results: list[Any] = [None] * len(items)
-        pending: deque[tuple[int, Any]] = deque()
-        for index, item in enumerate(items):
-            if len(pending) < 2 * max(1, self.workers - 1):
-                pending.append((index, self.pool.apply_async(_call_pooled, (item,))))
-            else:
-                results[index] = self.function(item)
-            while pending and pending[0][1].ready():
-                done, result = pending.popleft()
-                results[done] = result.get()
-        for done, result in pending:
-            results[done] = result.get()
+    def map(self, items: Sequence[Any], weights: Sequence[int] | None = None) -> list[Any]:
+        """[function(item) for item in items], in order; `weights` (default: 1 each) balance the shares."""
+        shares = _shares(len(items), weights, len(self.connections) + 1)
+        for connection, (start, end) in zip(self.connections, shares[1:]):
+            connection.send(list(items[start:end]))
+        try:
+            results = [self.function(item) for item in items[shares[0][0] : shares[0][1]]]
+        finally:  # the other shares' results are read even after an error here, so none is left for the next call
+            received = [self._receive(connection) for connection in self.connections]
+        for share in received:
+            if isinstance(share, BaseException):
+                raise share
+            results.extend(share)
         return results
 
+    @staticmethod
+    def _receive(connection: Any) -> Any:
+        try:
+            return connection.recv()
+        except EOFError:
+            raise MemoryError("a worker process died (out of memory, or killed)") from None
+
     def close(self) -> None:
-        self.pool.terminate()
+        for connection, process in zip(self.connections, self.processes):
+            try:
+                connection.send(None)
+            except OSError:
+                pass
+            connection.close()
+            process.join(timeout=1)
+            if process.is_alive():
+                process.terminate()
+
+
+def _shares(count: int, weights: Sequence[int] | None, parts: int) -> list[tuple[int, int]]:
+    """`parts` contiguous (start, end) ranges of range(count), of about equal total weight."""
+    totals = list(itertools.accumulate(weights if weights is not None else [1] * count))
+    whole = totals[-1] if totals else 0
+    shares: list[tuple[int, int]] = []
+    start = 0
+    for part in range(1, parts + 1):
+        end = count if part == parts else max(start, bisect.bisect_left(totals, whole * part / parts) + 1)
+        end = min(end, count)
+        shares.append((start, end))
+        start = end
+    return shares
