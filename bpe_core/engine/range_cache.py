@@ -69,13 +69,18 @@ class RangeCache:
 
     def _hash(self, data: bytes, start: i64, size: i64, first: i64) -> i64:
         state = mix_word(size, first)
+        return self._hash_rest(data, start, size, state) if size > WORD else state
+
+    def _hash_rest(self, data: bytes, start: i64, size: i64, state: i64) -> i64:
+        """`state` with the key's words after the first mixed in (mix_word is never negative, so
+        neither is a hash: never EMPTY)."""
         offset: i64 = WORD
         while offset < size:
             remaining = size - offset
             word = read_i64_le(data, start + offset) & self.word_masks[remaining if remaining < WORD else WORD]
             state = mix_word(state, word)
             offset += WORD
-        return state  # mix_word is never negative, so never EMPTY
+        return state
 
     def _find(self, data: bytes, start: i64, size: i64, state: i64, first: i64) -> i64:
         """The slot holding data[start:start + size], or the free slot where it would go, negated - 1."""
@@ -106,17 +111,33 @@ class RangeCache:
         return True
 
     def extend_found(self, data: bytes, start: i64, end: i64, out: list[int]) -> bool:
-        """Extend `out` with the ids cached for data[start:end] and say True, or say False."""
+        """Extend `out` with the ids cached for data[start:end] and say True, or say False.
+        (One function, with the hash and the probe written out: it runs once per chunk.)"""
         size = end - start
-        first = self._first_word(data, start, size)
-        slot = self._find(data, start, size, self._hash(data, start, size, first), first)
-        if slot < 0:
-            return False
-        base = slot * SLOT
-        begin = self.slots[base + 4]
+        first = read_i64_le(data, start) & self.word_masks[size if size < WORD else WORD]
+        state = mix_word(size, first)
+        if size > WORD:
+            state = self._hash_rest(data, start, size, state)
+        slots = self.slots
+        mask = self.mask
+        slot = (state ^ (state >> 17)) & mask
+        while True:
+            base = slot * SLOT
+            stored = slots[base]
+            if stored == EMPTY:
+                return False
+            if stored == state and slots[base + 1] == first and slots[base + 2] == size:
+                if size <= WORD or self._same_rest(slots[base + 3], data, start, size):
+                    break
+            slot = (slot + 1) & mask
+        begin = slots[base + 4]
+        count = slots[base + 5]
         ids = self.ids
         sink = cast(list[object], out)
-        for index in range(begin, begin + self.slots[base + 5]):
+        if count == 1:
+            sink.append(ids[begin])
+            return True
+        for index in range(begin, begin + count):
             sink.append(ids[index])
         return True
 

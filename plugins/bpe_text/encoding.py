@@ -24,6 +24,9 @@ def encode_text(scanner: Scanner, text: str, encoder: Encoder, wide: list[int]) 
     runs: i64 = len(wide)
     run: i64 = 0
     next_wide: i64 = wide[0] if runs > 0 else size  # the first non-ASCII character at or after `start`
+    encoder.prepare_ranges()
+    cache = encoder.range_cache
+    assert cache is not None
     ids: list[int] = []
     start: i64 = 0
     byte_start: i64 = 0
@@ -39,7 +42,8 @@ def encode_text(scanner: Scanner, text: str, encoder: Encoder, wide: list[int]) 
             while run < runs and wide[run + 1] <= end:
                 run += 2
             next_wide = size if run >= runs else max(i64(wide[run]), end)
-        encoder.encode_range(data, byte_start, byte_end, ids)
+        if not cache.extend_found(data, byte_start, byte_end, ids):  # the cache first: no call more per chunk
+            encoder.encode_range(data, byte_start, byte_end, ids)
         start = end
         byte_start = byte_end
     return ids

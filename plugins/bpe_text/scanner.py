@@ -128,13 +128,14 @@ class Scanner:
         return -1
 
     def _gpt2(self, text: str, start: i64, size: i64) -> i64:
+        table = self.table  # read directly, not through _flags: this runs once per chunk
         end = self._contraction(text, start, size, False)
         if end > start:
             return end
         code = ord(text[start])
-        flags = self._flags(text, start)
+        flags: i64 = table[ord(text[start])]
         if code == SPACE_CHAR and start + 1 < size:
-            following = self._flags(text, start + 1)
+            following = table[ord(text[start + 1])]
             if following & LETTER:
                 return self._run(text, start + 1, size, LETTER)
             if following & NUMBER:
@@ -150,25 +151,26 @@ class Scanner:
         return self._whitespace_lookahead(start, self._run(text, start, size, SPACE), size)
 
     def _cl100k(self, text: str, start: i64, size: i64) -> i64:
+        table = self.table  # read directly, not through _flags: this runs once per chunk
         end = self._contraction(text, start, size, True)
         if end > start:
             return end
         code = ord(text[start])
-        flags = self._flags(text, start)
+        flags: i64 = table[ord(text[start])]
         # [^\r\n\p{L}\p{N}]?+\p{L}++
         if flags & LETTER:
             return self._run(text, start, size, LETTER)
         if code != CR and code != LF and (flags & (LETTER | NUMBER)) == 0 and start + 1 < size:
-            if self._flags(text, start + 1) & LETTER:
+            if table[ord(text[start + 1])] & LETTER:
                 return self._run(text, start + 1, size, LETTER)
         # \p{N}{1,3}+
         if flags & NUMBER:
             end = start + 1
-            while end < size and end < start + 3 and (self._flags(text, end) & NUMBER) != 0:
+            while end < size and end < start + 3 and (table[ord(text[end])] & NUMBER) != 0:
                 end += 1
             return end
         # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
-        if code == SPACE_CHAR and start + 1 < size and (self._flags(text, start + 1) & WORDLIKE) == 0:
+        if code == SPACE_CHAR and start + 1 < size and (table[ord(text[start + 1])] & WORDLIKE) == 0:
             return self._newlines(text, self._run_other(text, start + 1, size), size, False)
         if (flags & WORDLIKE) == 0:
             return self._newlines(text, self._run_other(text, start, size), size, False)
@@ -191,18 +193,19 @@ class Scanner:
         return index
 
     def _o200k(self, text: str, start: i64, size: i64) -> i64:
+        table = self.table  # read directly, not through _flags: this runs once per chunk
         end = self._o200k_word(text, start, size)
         if end > start:
             return end
         code = ord(text[start])
-        flags = self._flags(text, start)
+        flags: i64 = table[ord(text[start])]
         if flags & NUMBER:  # \p{N}{1,3}
             end = start + 1
-            while end < size and end < start + 3 and (self._flags(text, end) & NUMBER) != 0:
+            while end < size and end < start + 3 and (table[ord(text[end])] & NUMBER) != 0:
                 end += 1
             return end
         # ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
-        if code == SPACE_CHAR and start + 1 < size and (self._flags(text, start + 1) & WORDLIKE) == 0:
+        if code == SPACE_CHAR and start + 1 < size and (table[ord(text[start + 1])] & WORDLIKE) == 0:
             return self._newlines(text, self._run_other(text, start + 1, size), size, True)
         if (flags & WORDLIKE) == 0:
             return self._newlines(text, self._run_other(text, start, size), size, True)
