@@ -71,9 +71,6 @@ class Scanner:
             return self._cl100k(text, start, size)
         return self._o200k(text, start, size)
 
-    def _flags(self, text: str, index: i64) -> i64:
-        return self.table[ord(text[index])]
-
     def _run(self, text: str, index: i64, size: i64, mask: i64) -> i64:
         table = self.table  # a local: no reference count traffic per character
         while index < size and (table[ord(text[index])] & mask) != 0:
@@ -128,12 +125,13 @@ class Scanner:
         return -1
 
     def _gpt2(self, text: str, start: i64, size: i64) -> i64:
-        table = self.table  # read directly, not through _flags: this runs once per chunk
-        end = self._contraction(text, start, size, False)
-        if end > start:
-            return end
+        table = self.table  # a local: no reference count traffic per read
         code = ord(text[start])
-        flags: i64 = table[ord(text[start])]
+        if code == APOSTROPHE:  # a contraction starts with one (_contraction's own first test)
+            end = self._contraction(text, start, size, False)
+            if end > start:
+                return end
+        flags: i64 = table[code]
         if code == SPACE_CHAR and start + 1 < size:
             following = table[ord(text[start + 1])]
             if following & LETTER:
@@ -151,12 +149,13 @@ class Scanner:
         return self._whitespace_lookahead(start, self._run(text, start, size, SPACE), size)
 
     def _cl100k(self, text: str, start: i64, size: i64) -> i64:
-        table = self.table  # read directly, not through _flags: this runs once per chunk
-        end = self._contraction(text, start, size, True)
-        if end > start:
-            return end
+        table = self.table  # a local: no reference count traffic per read
         code = ord(text[start])
-        flags: i64 = table[ord(text[start])]
+        if code == APOSTROPHE:  # a contraction starts with one (_contraction's own first test)
+            end = self._contraction(text, start, size, True)
+            if end > start:
+                return end
+        flags: i64 = table[code]
         # [^\r\n\p{L}\p{N}]?+\p{L}++
         if flags & LETTER:
             return self._run(text, start, size, LETTER)
@@ -193,7 +192,7 @@ class Scanner:
         return index
 
     def _o200k(self, text: str, start: i64, size: i64) -> i64:
-        table = self.table  # read directly, not through _flags: this runs once per chunk
+        table = self.table  # a local: no reference count traffic per read
         end = self._o200k_word(text, start, size)
         if end > start:
             return end
@@ -218,8 +217,9 @@ class Scanner:
     def _o200k_word(self, text: str, start: i64, size: i64) -> i64:
         """The two word alternatives of o200k, each tried with and then without the optional
         [^\\r\\n\\p{L}\\p{N}] prefix; start if neither matches."""
+        table = self.table
         code = ord(text[start])
-        prefixed = code != CR and code != LF and (self._flags(text, start) & (LETTER | NUMBER)) == 0
+        prefixed = code != CR and code != LF and (table[code] & (LETTER | NUMBER)) == 0
         if prefixed and start + 1 < size:
             end = self._o200k_lower_word(text, start + 1, size)
             if end > 0:
@@ -238,11 +238,12 @@ class Scanner:
 
     def _o200k_lower_word(self, text: str, start: i64, size: i64) -> i64:
         """[Upperish]*[Lowerish]+ then an optional contraction; -1 if no match at start."""
+        table = self.table
         upper_end = self._run(text, start, size, UPPERISH)
         # greedy [Upperish]* gives back characters until [Lowerish] can start
         lower_start = upper_end
         while lower_start >= start:
-            if lower_start < size and (self._flags(text, lower_start) & LOWERISH) != 0:
+            if lower_start < size and (table[ord(text[lower_start])] & LOWERISH) != 0:
                 end = self._run(text, lower_start, size, LOWERISH)
                 return self._contraction(text, end, size, True)
             lower_start -= 1
