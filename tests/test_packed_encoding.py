@@ -5,10 +5,13 @@ Every claim is an equality with the engine's own per-chunk path (`encode_symbols
 checked against the naive reference in test_engine.py) or with the reference: for any merges,
 merges that reuse ids, output layouts that drop tokens, chunks long enough to leave the short
 encoder, and caches small enough to be emptied mid-document. On the Python docs and on
-arbitrary Unicode text the text loop gives what splitting and encoding chunk by chunk gives.
+arbitrary Unicode text the text loop gives what splitting and encoding chunk by chunk gives, and
+the scanners it walks with split as the published patterns do under `regex`.
 """
 
 import pytest
+import regex
+from helpers.patterns import PUBLISHED_PATTERNS
 from helpers.reference import encode_reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,6 +22,7 @@ from bpe_core.engine import encoder as encoder_module
 from bpe_core.engine.chunk_counts import PADDING
 from bpe_core.engine.range_cache import RangeCache
 from bpe_core.engine.short_encoder import ShortEncoder
+from bpe_core.plugins import registry
 
 pytestmark = pytest.mark.both_modes
 
@@ -189,3 +193,31 @@ def test_packed_text_encoding_gives_the_chunk_by_chunk_ids_on_the_python_docs(do
 def test_packed_text_encoding_gives_the_chunk_by_chunk_ids_on_any_unicode_text(docs_tokenizers, text):
     for tokenizer in docs_tokenizers.values():
         assert tokenizer.encode_ordinary(text) == chunk_by_chunk(tokenizer, text)
+
+
+# ---------------------------------------------------------------- the scanners the loop walks with
+
+O200K_EDGES = [
+    "\u0301abc",  # a mark first: Upperish and Lowerish, and no letter
+    ".\u0301x 12ab !Word\r\nword\n\rABC's x'LL",
+    "(Über) «ñandú» 3x x3 \u00aa\u02b0 𝐀𝐁c",
+]
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k"])
+def test_scanner_splits_the_python_docs_like_the_published_pattern(name, docs_text):
+    pretokenizer = registry().pretokenizer(name, {})
+    text = docs_text[:400_000]
+    assert pretokenizer.scanner.split(text) == regex.findall(PUBLISHED_PATTERNS[name], text)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k"])
+def test_scanner_splits_any_unicode_text_like_the_published_pattern(name):
+    pretokenizer = registry().pretokenizer(name, {})
+
+    @settings(max_examples=300, deadline=None)
+    @given(text=st.text(max_size=40) | st.sampled_from(O200K_EDGES))
+    def same_chunks(text):
+        assert pretokenizer.scanner.split(text) == regex.findall(PUBLISHED_PATTERNS[name], text)
+
+    same_chunks()

@@ -18,6 +18,7 @@ SPACE: Final = 4
 UPPERISH: Final = 8  # o200k: Lu Lt Lm Lo M
 LOWERISH: Final = 16  # o200k: Ll Lm Lo M
 WORDLIKE: Final = LETTER | NUMBER | SPACE
+WORDISH: Final = UPPERISH | LOWERISH  # o200k: what its word alternatives are made of
 
 GPT2: Final = 0
 CL100K: Final = 1
@@ -220,6 +221,12 @@ class Scanner:
         table = self.table
         code = ord(text[start])
         prefixed = code != CR and code != LF and (table[code] & (LETTER | NUMBER)) == 0
+        # both alternatives need an Upperish or Lowerish character after the optional prefix:
+        # without one, neither is tried (spaces, punctuation and numbers fail here at once)
+        if (table[code] & WORDISH) == 0 and not (
+            prefixed and start + 1 < size and (table[ord(text[start + 1])] & WORDISH) != 0
+        ):
+            return start
         if prefixed and start + 1 < size:
             end = self._o200k_lower_word(text, start + 1, size)
             if end > 0:
