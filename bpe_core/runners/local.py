@@ -10,6 +10,7 @@ import bisect
 import itertools
 import multiprocessing
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -139,8 +140,8 @@ class WorkerPool:
     stays warm from one batch to the next. The function is handed over by fork, never pickled.
     As in `shared_map`, this process works too: `workers` cores take `workers - 1` forked
     processes. Each call cuts the items into `workers` contiguous shares of about equal weight,
-    sends each forked process its share in one message and computes the first share itself, so
-    no thread of this process competes with the work for the interpreter lock."""
+    sends each forked process its share in one message (from a short-lived thread) and computes
+    the first share itself: no pool threads compete with the work for the interpreter lock."""
 
     def __init__(self, function: Callable[[Any], Any], workers: int) -> None:
         self.function = function
@@ -159,17 +160,25 @@ class WorkerPool:
     def map(self, items: Sequence[Any], weights: Sequence[int] | None = None) -> list[Any]:
         """[function(item) for item in items], in order; `weights` (default: 1 each) balance the shares."""
         shares = _shares(len(items), weights, len(self.connections) + 1)
-        for connection, (start, end) in zip(self.connections, shares[1:]):
-            connection.send(list(items[start:end]))
+        # sent from a thread: a pipe takes a share only as fast as its worker reads it, and this
+        # process starts on its own share meanwhile (the thread holds the interpreter lock only
+        # between writes)
+        sender = threading.Thread(target=self._send, args=(items, shares[1:]))
+        sender.start()
         try:
             results = [self.function(item) for item in items[shares[0][0] : shares[0][1]]]
         finally:  # the other shares' results are read even after an error here, so none is left for the next call
+            sender.join()
             received = [self._receive(connection) for connection in self.connections]
         for share in received:
             if isinstance(share, BaseException):
                 raise share
             results.extend(share)
         return results
+
+    def _send(self, items: Sequence[Any], shares: list[tuple[int, int]]) -> None:
+        for connection, (start, end) in zip(self.connections, shares):
+            connection.send(list(items[start:end]))
 
     @staticmethod
     def _receive(connection: Any) -> Any:
