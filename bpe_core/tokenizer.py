@@ -168,7 +168,7 @@ class Tokenizer:
             return [self.encode(document) for document in documents]
         if self._pool is None or self._pool.workers != workers:
             self.close()
-            self._pool = WorkerPool(self.encode, workers)
+            self._pool = WorkerPool(self.encode, workers, int_lists=True)
             self._pool_finalizer = weakref.finalize(self, self._pool.close)
         return self._pool.map(documents, [len(document) if isinstance(document, str) else 1 for document in documents])
 

@@ -6,6 +6,7 @@ in flight, so a corpus of any size streams through in constant memory. This modu
 about tokenizers.
 """
 
+import array
 import bisect
 import itertools
 import multiprocessing
@@ -121,7 +122,7 @@ def shared_map(function: Callable[[Any], Result], items: Iterable[Any], workers:
         pool.shutdown(wait=finished, cancel_futures=True)
 
 
-def _serve(function: Callable[[Any], Any], connection: Any) -> None:
+def _serve(function: Callable[[Any], Any], connection: Any, int_lists: bool) -> None:
     """A WorkerPool process: for each list of items received, send back the list of results
     (or the exception raised); None ends it."""
     while True:
@@ -130,9 +131,33 @@ def _serve(function: Callable[[Any], Any], connection: Any) -> None:
             return
         try:
             results: Any = [function(item) for item in items]
+            if int_lists:
+                results = _pack_int_lists(results)
         except BaseException as error:  # sent to the parent, which raises it
             results = error
         connection.send(results)
+
+
+def _pack_int_lists(lists: list[list[int]]) -> tuple[bytes, bytes]:
+    """Lists of ints as two arrays' bytes (the ints, then each list's length): pickling them int
+    by int, and unpickling into new int objects, cost more than the work on a short document."""
+    flat = array.array("q")
+    for values in lists:
+        flat.extend(values)
+    return flat.tobytes(), array.array("q", [len(values) for values in lists]).tobytes()
+
+
+def _unpack_int_lists(packed: tuple[bytes, bytes]) -> list[list[int]]:
+    flat, lengths = array.array("q"), array.array("q")
+    flat.frombytes(packed[0])
+    lengths.frombytes(packed[1])
+    values = flat.tolist()
+    lists: list[list[int]] = []
+    start = 0
+    for length in lengths:
+        lists.append(values[start : start + length])
+        start += length
+    return lists
 
 
 class WorkerPool:
@@ -143,15 +168,17 @@ class WorkerPool:
     sends each forked process its share in one message (from a short-lived thread) and computes
     the first share itself: no pool threads compete with the work for the interpreter lock."""
 
-    def __init__(self, function: Callable[[Any], Any], workers: int) -> None:
+    def __init__(self, function: Callable[[Any], Any], workers: int, int_lists: bool = False) -> None:
+        """`int_lists`: the function returns lists of ints, which then travel back as arrays."""
         self.function = function
         self.workers = workers
+        self.int_lists = int_lists
         context = multiprocessing.get_context("fork")
         self.connections: list[Any] = []
         self.processes: list[Any] = []
         for _ in range(max(1, workers - 1)):
             ours, theirs = context.Pipe()
-            process = context.Process(target=_serve, args=(function, theirs), daemon=True)
+            process = context.Process(target=_serve, args=(function, theirs, int_lists), daemon=True)
             process.start()
             theirs.close()
             self.connections.append(ours)
@@ -173,7 +200,7 @@ class WorkerPool:
         for share in received:
             if isinstance(share, BaseException):
                 raise share
-            results.extend(share)
+            results.extend(_unpack_int_lists(share) if self.int_lists else share)
         return results
 
     def _send(self, items: Sequence[Any], shares: list[tuple[int, int]]) -> None:
