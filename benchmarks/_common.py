@@ -49,10 +49,21 @@ IMPORT_RETRIES = 3
 IMPORT_RETRY_SECONDS = 5.0
 
 # The published split patterns, spelled as OpenAI publishes them: GPT-2's in the gpt-2 release's
-# src/encoder.py, cl100k_base's in tiktoken_ext/openai_public.py. The peers get these, never a
+# src/encoder.py, cl100k_base's and o200k_base's in tiktoken_ext/openai_public.py. The peers get these, never a
 # pattern read from bpe-core's plugins, so a change there cannot move the peers along with us.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 CL100K_PATTERN = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""  # noqa: E501 (as published)
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
 
 # The Python 3.11 docs (the reStructuredText sources, file after file) and the share held back.
 DOCS_CORPUS = REPO_ROOT.parent / "shared" / "data" / "text" / "python-3.11-docs.txt.gz"

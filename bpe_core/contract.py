@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from bpe_core.engine.chunk_counts import ChunkCounts
+from bpe_core.engine.encoder import Encoder
 from bpe_core.errors import BpeError
 
 
@@ -134,6 +135,18 @@ class CountsPacked(Protocol):
     chunk: training's fastest way to count, and compact to send between processes."""
 
     def count_packed(self, document: Any, counts: ChunkCounts) -> None: ...
+
+
+@runtime_checkable
+class EncodesPacked(Protocol):
+    """A pretokenizer that encodes a document itself, handing each chunk to
+    `encoder.encode_range` as a byte range of its packed symbol ids (one byte per symbol), with no
+    Python object per chunk: the ids equal those of `split`, then `symbols` and the engine, chunk
+    for chunk. `prepare` builds what encoding uses, so workers forked afterwards share it."""
+
+    def encode_packed(self, document: Any, encoder: Encoder) -> list[int]: ...
+
+    def prepare(self, encoder: Encoder) -> None: ...
 
 
 @runtime_checkable
@@ -302,6 +315,7 @@ ABILITIES = (
     CountsChunks,
     ReportsCounting,
     CountsPacked,
+    EncodesPacked,
     ReportsOffsets,
     ReportsEncoding,
     MarksBoundaries,

@@ -30,7 +30,7 @@ from bpe_core.specials import Specials, allowed_specials, special_pattern, speci
 from bpe_core.strands import make_codec
 from bpe_core.visual.page import notebook, page
 
-BATCH = 64  # documents per task in encode_batch: amortizes inter-process traffic
+FEW_DOCUMENTS = 64  # encode_batch encodes this many documents or fewer in this process alone
 DECODE_ERRORS = ("roundtrip", "replace", "strict")  # what decode does with ids that make invalid UTF-8
 
 
@@ -86,6 +86,9 @@ class Tokenizer:
         self._special_by_id = {token_id: token for token, token_id in layout.special_ids.items()}
         self._token_lengths: dict[int, int] = {}
         self._pool: WorkerPool | None = None
+        self._packer = self.pretokenizer if isinstance(self.pretokenizer, contract.EncodesPacked) else None
+        if self._packer is not None:  # built with the tokenizer, as tiktoken builds its regex and table
+            self._packer.prepare(self._encoder)
         self._decodes_to_text = isinstance(self.decoder.decode([], self.alphabet), str)
         self._single_character_labels = all(len(label) == 1 for label in self.alphabet)
         used = [*layout.ids, *layout.special_ids.values(), *layout.orphans, -1]
@@ -155,25 +158,20 @@ class Tokenizer:
         return self._encode_plain(document, dropout, _dropout_rng(dropout, seed))
 
     def encode_batch(self, documents: Sequence[Any], workers: int | None = None) -> list[list[int]]:
-        """`encode` for many documents, in parallel processes when workers > 1; order is kept.
-        The worker processes stay up between calls (their chunk caches warm), until the tokenizer
-        is garbage-collected or `close()` is called.
+        """`encode` for many documents in `workers` processes, order kept: this one and forked ones that stay
+        up between calls (their chunk caches warm) until `close()` or the tokenizer is garbage-collected.
 
         >>> tok.encode_batch(["a b", "c"], workers=2) == [tok.encode("a b"), tok.encode("c")]
         True
         """
         workers = workers or default_workers()
-        batches = [documents[start : start + BATCH] for start in range(0, len(documents), BATCH)]
-        if workers <= 1 or len(batches) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        if workers <= 1 or len(documents) <= FEW_DOCUMENTS or "fork" not in multiprocessing.get_all_start_methods():
             return [self.encode(document) for document in documents]
         if self._pool is None or self._pool.workers != workers:
             self.close()
-            self._pool = WorkerPool(lambda batch: [self.encode(document) for document in batch], workers)
+            self._pool = WorkerPool(self.encode, workers, int_lists=True)
             self._pool_finalizer = weakref.finalize(self, self._pool.close)
-        results: list[list[int]] = []
-        for batch_ids in self._pool.map(batches):
-            results.extend(batch_ids)
-        return results
+        return self._pool.map(documents, [len(document) if isinstance(document, str) else 1 for document in documents])
 
     def encode_pieces(
         self,
@@ -383,28 +381,25 @@ class Tokenizer:
     # internals ----------------------------------------------------------------------------------
 
     def _encode_plain(self, document: Any, dropout: float, rng: Random | None) -> list[int]:
-        chunks = self.pretokenizer.split(self.normalize(document))
         whole_chunks = self.layout.whole_chunks
-        if whole_chunks and rng is None:
-            ids: list[int] = []
-            for chunk in chunks:
-                whole = whole_chunks.get(bytes(self.pretokenizer.symbols(chunk)))
-                ids.extend([whole] if whole is not None else self._encode_chunks([chunk]))
-            return ids
+        if rng is None and not whole_chunks and self._packer is not None:
+            return self._packer.encode_packed(self.normalize(document), self._encoder)
+        chunks = self.pretokenizer.split(self.normalize(document))
+        if whole_chunks and rng is None:  # a chunk that is a token by itself is looked up before merging
+            found = [(chunk, whole_chunks.get(bytes(self.pretokenizer.symbols(chunk)))) for chunk in chunks]
+            return [t for c, whole in found for t in ([whole] if whole is not None else self._encode_chunks([c]))]
         return self._encode_chunks(chunks, dropout, rng)
 
     def _encode_chunks(self, chunks: Iterable[Any], dropout: float = 0.0, rng: Random | None = None) -> list[int]:
         encoder = self._encoder
         if rng is not None:
-            ids: list[int] = []
-            for chunk in chunks:
-                ids.extend(
-                    encoder.to_output(encoder.encode_symbols_dropout(self.pretokenizer.symbols(chunk), dropout, rng))
-                )
-            return ids
+            pieces = (
+                encoder.encode_symbols_dropout(self.pretokenizer.symbols(chunk), dropout, rng) for chunk in chunks
+            )
+            return [token for piece in pieces for token in encoder.to_output(piece)]
         if self.pretokenizer.byte_level:
             return encoder.encode_utf8_chunks(chunks if isinstance(chunks, list) else list(chunks))
-        ids = []
+        ids: list[int] = []
         for chunk in chunks:
             chunk_ids = encoder.cached(chunk)
             if chunk_ids is None:

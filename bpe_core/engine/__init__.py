@@ -13,7 +13,18 @@ from bpe_core.engine.encoder import Decoder, Encoder
 from bpe_core.engine.mirror import mirror_tokens
 from bpe_core.engine.trainer import TIE_HF, TIE_LARGEST, TIE_RULES, TIE_SMALLEST, Trainer
 
-ENGINE_MODULES = ("alphabet", "chunk_counts", "encoder", "heap", "long_encoder", "mirror", "pairs", "trainer")
+ENGINE_MODULES = (
+    "alphabet",
+    "chunk_counts",
+    "encoder",
+    "heap",
+    "long_encoder",
+    "mirror",
+    "pairs",
+    "range_cache",
+    "short_encoder",
+    "trainer",
+)
 
 
 def train(

@@ -25,7 +25,8 @@ WORD: Final[i64] = 8
 RECORD_HEADER: Final[i64] = 16
 
 
-def _mix(state: i64, word: i64) -> i64:
+def mix_word(state: i64, word: i64) -> i64:
+    """One step of the key hash: `state` with the next word of a key mixed in."""
     # fold to 31 bits before multiplying, so the product stays below 2**63 and pure Python (which
     # never wraps) hashes exactly as compiled code
     folded = (word ^ (word >> 32)) & 0xFFFFFFFF
@@ -71,7 +72,7 @@ class ChunkCounts:
         state: i64 = size
         offset: i64 = 0
         while offset < size:
-            state = _mix(state, read_i64_le(data, start + offset) & self._word_mask(size - offset))
+            state = mix_word(state, read_i64_le(data, start + offset) & self._word_mask(size - offset))
             offset += WORD
         slot = (state ^ (state >> 17)) & self.mask
         slots = self.slots

@@ -8,7 +8,10 @@ position), O(n log n); so do chunks shorter than SWEEP_CHUNK while an importer i
 merges (`add_merge` would rebuild the whole-chunk encoder's table after every one). All merge the
 lowest-ranked pair first and the leftmost occurrence on ties, which reproduces training exactly
 (`mirror_overlaps` opts into mirrored encoding instead). A bounded cache maps repeated chunks (any
-hashable the caller chooses, such as the chunk's text) to their ids.
+hashable the caller chooses, such as the chunk's text) to their ids. Chunks given as byte ranges of
+a buffer (`encode_range`: packed symbols, one byte each) are encoded without a Python object per
+symbol (`short_encoder`) and cached by their bytes (`range_cache`), so a document's chunks need no
+Python object each either.
 
 This module does not split documents into chunks or map chunks to symbols.
 """
@@ -17,7 +20,11 @@ import heapq
 from random import Random
 from typing import Final
 
+from mypy_extensions import i64
+
 from bpe_core.engine.long_encoder import LongEncoder
+from bpe_core.engine.range_cache import RangeCache
+from bpe_core.engine.short_encoder import ShortEncoder
 
 NO_RANK: Final = 1 << 60
 LONG_CHUNK: Final = 96
@@ -42,6 +49,8 @@ class Encoder:
     cache_size: int
     output_ids: list[int]
     long_encoder: LongEncoder | None
+    short_encoder: ShortEncoder | None
+    range_cache: RangeCache | None
     mirrored: list[int]
 
     def __init__(
@@ -65,6 +74,8 @@ class Encoder:
         self.cache_size = cache_size
         self.output_ids = []
         self.long_encoder = None
+        self.short_encoder = None
+        self.range_cache = None
         self.mirrored = []
         for rank in range(len(merges)):
             self.add_merge(merges[rank][0], merges[rank][1], -1 if results is None else results[rank])
@@ -90,9 +101,15 @@ class Encoder:
             self.merge_rank[key] = rank
         self.merge_result.append(result)
         self.merge_pairs.append((left, right))
+        self._forget()
+        return result
+
+    def _forget(self) -> None:
+        """Drop every cached encoding and the encoders built from the merges (they changed)."""
         self.cache.clear()
         self.long_encoder = None
-        return result
+        self.short_encoder = None
+        self.range_cache = None
 
     def rank_of(self, left: int, right: int) -> int:
         return self.merge_rank.get(left * self.id_bound + right, NO_RANK)
@@ -134,13 +151,12 @@ class Encoder:
         if not self._fresh_results() or len(token_mirror) != self.alphabet_size + len(self.merge_result):
             raise ValueError("mirrored encoding needs merges that each create a new id, and a mirror on every token")
         self.mirrored = list(token_mirror)
-        self.long_encoder = None
-        self.cache.clear()
+        self._forget()
         try:
             self._long_encoder()  # checks the mirror's partner order now
         except ValueError:
             self.mirrored = []
-            self.long_encoder = None
+            self._forget()
             raise
 
     def _encode_short(self, symbols: list[int]) -> list[int]:
@@ -245,7 +261,7 @@ class Encoder:
         """Make the cached encoders return `output_ids[token]` instead of token (a tokenizer's own
         id layout); -1 drops the token. An empty list means ids as they are."""
         self.output_ids = list(output_ids)
-        self.cache.clear()
+        self._forget()
 
     def to_output(self, ids: list[int]) -> list[int]:
         """ids in the output layout (see set_output_ids)."""
@@ -277,10 +293,48 @@ class Encoder:
         for chunk in chunks:
             ids = cache.get(chunk)
             if ids is None:
-                ids = self.to_output(self.encode_symbols(list(chunk.encode("utf-8", "surrogatepass"))))
+                data = chunk.encode("utf-8", "surrogatepass")
+                ids = self._encode_bytes(data, 0, len(data))
                 self.remember(chunk, ids)
             result.extend(ids)
         return result
+
+    def prepare_ranges(self) -> None:
+        """Build what `encode_range` uses (done on its first call too): call it before forking
+        workers, so they share it instead of each building its own."""
+        if self.alphabet_size > 256:
+            raise ValueError(f"packed chunks hold one byte per symbol; this alphabet has {self.alphabet_size}")
+        if self.range_cache is None:
+            self.range_cache = RangeCache(self.cache_size)
+        self._short()
+
+    def encode_range(self, data: bytes, start: i64, end: i64, out: list[int]) -> None:
+        """Extend `out` with the ids (output layout) of the chunk data[start:end], its symbol ids
+        one byte each, through a cache keyed by those bytes. `data` must hold 8 readable bytes
+        past `end` (pad it with `chunk_counts.PADDING`)."""
+        cache = self.range_cache
+        if cache is None:
+            self.prepare_ranges()
+            cache = self.range_cache
+            assert cache is not None
+        if not cache.extend_found(data, start, end, out):
+            ids = self._encode_bytes(data, start, end)
+            cache.add(data, start, end, ids)
+            out.extend(ids)
+
+    def _short(self) -> ShortEncoder:
+        encoder = self.short_encoder
+        if encoder is None:
+            encoder = self.short_encoder = ShortEncoder(
+                self.alphabet_size, self.merge_pairs, self.merge_result, self.output_ids
+            )
+        return encoder
+
+    def _encode_bytes(self, data: bytes, start: i64, end: i64) -> list[int]:
+        """Ids (output layout) of a chunk given as bytes, one symbol id each."""
+        if end - start < LONG_CHUNK and not self.mirrored:
+            return self._short().encode(data, start, end)
+        return self.to_output(self.encode_symbols(list(data[start:end])))
 
 
 class Decoder:

@@ -6,9 +6,12 @@ in flight, so a corpus of any size streams through in constant memory. This modu
 about tokenizers.
 """
 
+import array
+import bisect
 import itertools
 import multiprocessing
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -151,30 +154,119 @@ def shared_map(function: Callable[[Any], Result], items: Iterable[Any], workers:
         pool.shutdown(wait=finished, cancel_futures=True)
 
 
-_pool_function: Callable[[Any], Any] | None = None
+def _serve(function: Callable[[Any], Any], connection: Any, int_lists: bool) -> None:
+    """A WorkerPool process: for each list of items received, send back the list of results
+    (or the exception raised); None ends it."""
+    while True:
+        items = connection.recv()
+        if items is None:
+            return
+        try:
+            results: Any = [function(item) for item in items]
+            if int_lists:
+                results = _pack_int_lists(results)
+        except BaseException as error:  # sent to the parent, which raises it
+            results = error
+        connection.send(results)
 
 
-def _call_pooled(item: Any) -> Any:
-    assert _pool_function is not None
-    return _pool_function(item)
+def _pack_int_lists(lists: list[list[int]]) -> tuple[bytes, bytes]:
+    """Lists of ints as two arrays' bytes (the ints, then each list's length): pickling them int
+    by int, and unpickling into new int objects, cost more than the work on a short document."""
+    flat = array.array("q")
+    for values in lists:
+        flat.extend(values)
+    return flat.tobytes(), array.array("q", [len(values) for values in lists]).tobytes()
+
+
+def _unpack_int_lists(packed: tuple[bytes, bytes]) -> list[list[int]]:
+    flat, lengths = array.array("q"), array.array("q")
+    flat.frombytes(packed[0])
+    lengths.frombytes(packed[1])
+    values = flat.tolist()
+    lists: list[list[int]] = []
+    start = 0
+    for length in lengths:
+        lists.append(values[start : start + length])
+        start += length
+    return lists
 
 
 class WorkerPool:
     """Forked workers that live across calls, so state they build (a tokenizer's chunk cache)
-    stays warm from one batch to the next. The function is handed over by fork, never pickled."""
+    stays warm from one batch to the next. The function is handed over by fork, never pickled.
+    As in `shared_map`, this process works too: `workers` cores take `workers - 1` forked
+    processes. Each call cuts the items into `workers` contiguous shares of about equal weight,
+    sends each forked process its share in one message (from a short-lived thread) and computes
+    the first share itself: no pool threads compete with the work for the interpreter lock."""
 
-    def __init__(self, function: Callable[[Any], Any], workers: int) -> None:
-        global _pool_function
+    def __init__(self, function: Callable[[Any], Any], workers: int, int_lists: bool = False) -> None:
+        """`int_lists`: the function returns lists of ints, which then travel back as arrays."""
+        self.function = function
         self.workers = workers
-        _pool_function = function
-        try:
-            self.pool = multiprocessing.get_context("fork").Pool(workers)
-        finally:
-            _pool_function = None
+        self.int_lists = int_lists
+        context = multiprocessing.get_context("fork")
+        self.connections: list[Any] = []
+        self.processes: list[Any] = []
+        for _ in range(max(1, workers - 1)):
+            ours, theirs = context.Pipe()
+            process = context.Process(target=_serve, args=(function, theirs, int_lists), daemon=True)
+            process.start()
+            theirs.close()
+            self.connections.append(ours)
+            self.processes.append(process)
 
-    def map(self, items: Sequence[Any]) -> list[Any]:
-        """[function(item) for item in items], in order."""
-        return self.pool.map(_call_pooled, items, chunksize=1)
+    def map(self, items: Sequence[Any], weights: Sequence[int] | None = None) -> list[Any]:
+        """[function(item) for item in items], in order; `weights` (default: 1 each) balance the shares."""
+        shares = _shares(len(items), weights, len(self.connections) + 1)
+        # sent from a thread: a pipe takes a share only as fast as its worker reads it, and this
+        # process starts on its own share meanwhile (the thread holds the interpreter lock only
+        # between writes)
+        sender = threading.Thread(target=self._send, args=(items, shares[1:]))
+        sender.start()
+        try:
+            results = [self.function(item) for item in items[shares[0][0] : shares[0][1]]]
+        finally:  # the other shares' results are read even after an error here, so none is left for the next call
+            sender.join()
+            received = [self._receive(connection) for connection in self.connections]
+        for share in received:
+            if isinstance(share, BaseException):
+                raise share
+            results.extend(_unpack_int_lists(share) if self.int_lists else share)
+        return results
+
+    def _send(self, items: Sequence[Any], shares: list[tuple[int, int]]) -> None:
+        for connection, (start, end) in zip(self.connections, shares):
+            connection.send(list(items[start:end]))
+
+    @staticmethod
+    def _receive(connection: Any) -> Any:
+        try:
+            return connection.recv()
+        except EOFError:
+            raise MemoryError("a worker process died (out of memory, or killed)") from None
 
     def close(self) -> None:
-        self.pool.terminate()
+        for connection, process in zip(self.connections, self.processes):
+            try:
+                connection.send(None)
+            except OSError:
+                pass
+            connection.close()
+            process.join(timeout=1)
+            if process.is_alive():
+                process.terminate()
+
+
+def _shares(count: int, weights: Sequence[int] | None, parts: int) -> list[tuple[int, int]]:
+    """`parts` contiguous (start, end) ranges of range(count), of about equal total weight."""
+    totals = list(itertools.accumulate(weights if weights is not None else [1] * count))
+    whole = totals[-1] if totals else 0
+    shares: list[tuple[int, int]] = []
+    start = 0
+    for part in range(1, parts + 1):
+        end = count if part == parts else max(start, bisect.bisect_left(totals, whole * part / parts) + 1)
+        end = min(end, count)
+        shares.append((start, end))
+        start = end
+    return shares

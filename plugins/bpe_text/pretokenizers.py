@@ -12,11 +12,12 @@ from typing import Any
 import regex
 
 from bpe_core.contract import check_options
-from bpe_core.engine import ChunkCounts
+from bpe_core.engine import ChunkCounts, Encoder
 from bpe_core.engine.chunk_counts import PADDING
 from bpe_core.errors import BpeError
 from bpe_text.classes import case_folds, class_table
 from bpe_text.counting import count_text
+from bpe_text.encoding import encode_text
 from bpe_text.scanner import CL100K, GPT2, O200K, Scanner
 
 PATTERNS: dict[str, str] = {
@@ -49,6 +50,9 @@ SCANNER_KINDS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
 # text, so the chunks before it are the same whether the text ends there or goes on.
 # (Two plain patterns searched from the end: one pattern with lookbehinds tried at every position
 # took 0.5 s per MiB of text with no cut.)
+# runs of characters that take more than one byte in UTF-8, found at C speed so the compiled
+# encoding loop counts bytes one character at a time only in chunks that touch one
+NON_ASCII = regex.compile(r"[^\x00-\x7f]+")
 _CUT_BEFORE_LETTER = regex.compile(r"(?<=\S)\n\p{L}", flags=regex.REVERSE)
 _CUT_AFTER_LETTER = regex.compile(r"\p{L}[^\p{L}\p{M}']", flags=regex.REVERSE)
 
@@ -227,6 +231,20 @@ class RegexPretokenizer(ByteLevel):
             count_text(scanner, document, counts)
         else:
             count_split(self.split(document), counts)
+
+    def encode_packed(self, document: str, encoder: Encoder) -> list[int]:
+        """The document's ids: for the built-in patterns, each chunk found by the compiled scanner
+        goes to the engine as a byte range of the document's UTF-8 (no string per chunk)."""
+        scanner = self.scanner
+        if scanner is not None:
+            wide = [] if document.isascii() else [edge for run in NON_ASCII.finditer(document) for edge in run.span()]
+            return encode_text(scanner, document, encoder, wide)
+        return encoder.encode_utf8_chunks(self.split(document))
+
+    def prepare(self, encoder: Encoder) -> None:
+        """Build the scanner's class table and the engine's tables for `encode_packed`."""
+        if self.scanner is not None:
+            encoder.prepare_ranges()
 
     def safe_cut(self, text: str) -> int:
         if not self.builtin:

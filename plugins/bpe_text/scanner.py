@@ -18,6 +18,7 @@ SPACE: Final = 4
 UPPERISH: Final = 8  # o200k: Lu Lt Lm Lo M
 LOWERISH: Final = 16  # o200k: Ll Lm Lo M
 WORDLIKE: Final = LETTER | NUMBER | SPACE
+WORDISH: Final = UPPERISH | LOWERISH  # o200k: what its word alternatives are made of
 
 GPT2: Final = 0
 CL100K: Final = 1
@@ -71,17 +72,16 @@ class Scanner:
             return self._cl100k(text, start, size)
         return self._o200k(text, start, size)
 
-    def _flags(self, text: str, index: i64) -> i64:
-        return self.table[ord(text[index])]
-
     def _run(self, text: str, index: i64, size: i64, mask: i64) -> i64:
-        while index < size and (self.table[ord(text[index])] & mask) != 0:
+        table = self.table  # a local: no reference count traffic per character
+        while index < size and (table[ord(text[index])] & mask) != 0:
             index += 1
         return index
 
     def _run_other(self, text: str, index: i64, size: i64) -> i64:
         """[^\\s\\p{L}\\p{N}]+ from index."""
-        while index < size and (self.table[ord(text[index])] & WORDLIKE) == 0:
+        table = self.table
+        while index < size and (table[ord(text[index])] & WORDLIKE) == 0:
             index += 1
         return index
 
@@ -126,13 +126,15 @@ class Scanner:
         return -1
 
     def _gpt2(self, text: str, start: i64, size: i64) -> i64:
-        end = self._contraction(text, start, size, False)
-        if end > start:
-            return end
+        table = self.table  # a local: no reference count traffic per read
         code = ord(text[start])
-        flags = self._flags(text, start)
+        if code == APOSTROPHE:  # a contraction starts with one (_contraction's own first test)
+            end = self._contraction(text, start, size, False)
+            if end > start:
+                return end
+        flags: i64 = table[code]
         if code == SPACE_CHAR and start + 1 < size:
-            following = self._flags(text, start + 1)
+            following = table[ord(text[start + 1])]
             if following & LETTER:
                 return self._run(text, start + 1, size, LETTER)
             if following & NUMBER:
@@ -148,25 +150,27 @@ class Scanner:
         return self._whitespace_lookahead(start, self._run(text, start, size, SPACE), size)
 
     def _cl100k(self, text: str, start: i64, size: i64) -> i64:
-        end = self._contraction(text, start, size, True)
-        if end > start:
-            return end
+        table = self.table  # a local: no reference count traffic per read
         code = ord(text[start])
-        flags = self._flags(text, start)
+        if code == APOSTROPHE:  # a contraction starts with one (_contraction's own first test)
+            end = self._contraction(text, start, size, True)
+            if end > start:
+                return end
+        flags: i64 = table[code]
         # [^\r\n\p{L}\p{N}]?+\p{L}++
         if flags & LETTER:
             return self._run(text, start, size, LETTER)
         if code != CR and code != LF and (flags & (LETTER | NUMBER)) == 0 and start + 1 < size:
-            if self._flags(text, start + 1) & LETTER:
+            if table[ord(text[start + 1])] & LETTER:
                 return self._run(text, start + 1, size, LETTER)
         # \p{N}{1,3}+
         if flags & NUMBER:
             end = start + 1
-            while end < size and end < start + 3 and (self._flags(text, end) & NUMBER) != 0:
+            while end < size and end < start + 3 and (table[ord(text[end])] & NUMBER) != 0:
                 end += 1
             return end
         # ' ?[^\s\p{L}\p{N}]++[\r\n]*+'
-        if code == SPACE_CHAR and start + 1 < size and (self._flags(text, start + 1) & WORDLIKE) == 0:
+        if code == SPACE_CHAR and start + 1 < size and (table[ord(text[start + 1])] & WORDLIKE) == 0:
             return self._newlines(text, self._run_other(text, start + 1, size), size, False)
         if (flags & WORDLIKE) == 0:
             return self._newlines(text, self._run_other(text, start, size), size, False)
@@ -189,18 +193,19 @@ class Scanner:
         return index
 
     def _o200k(self, text: str, start: i64, size: i64) -> i64:
+        table = self.table  # a local: no reference count traffic per read
         end = self._o200k_word(text, start, size)
         if end > start:
             return end
         code = ord(text[start])
-        flags = self._flags(text, start)
+        flags: i64 = table[ord(text[start])]
         if flags & NUMBER:  # \p{N}{1,3}
             end = start + 1
-            while end < size and end < start + 3 and (self._flags(text, end) & NUMBER) != 0:
+            while end < size and end < start + 3 and (table[ord(text[end])] & NUMBER) != 0:
                 end += 1
             return end
         # ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
-        if code == SPACE_CHAR and start + 1 < size and (self._flags(text, start + 1) & WORDLIKE) == 0:
+        if code == SPACE_CHAR and start + 1 < size and (table[ord(text[start + 1])] & WORDLIKE) == 0:
             return self._newlines(text, self._run_other(text, start + 1, size), size, True)
         if (flags & WORDLIKE) == 0:
             return self._newlines(text, self._run_other(text, start, size), size, True)
@@ -213,8 +218,15 @@ class Scanner:
     def _o200k_word(self, text: str, start: i64, size: i64) -> i64:
         """The two word alternatives of o200k, each tried with and then without the optional
         [^\\r\\n\\p{L}\\p{N}] prefix; start if neither matches."""
+        table = self.table
         code = ord(text[start])
-        prefixed = code != CR and code != LF and (self._flags(text, start) & (LETTER | NUMBER)) == 0
+        prefixed = code != CR and code != LF and (table[code] & (LETTER | NUMBER)) == 0
+        # both alternatives need an Upperish or Lowerish character after the optional prefix:
+        # without one, neither is tried (spaces, punctuation and numbers fail here at once)
+        if (table[code] & WORDISH) == 0 and not (
+            prefixed and start + 1 < size and (table[ord(text[start + 1])] & WORDISH) != 0
+        ):
+            return start
         if prefixed and start + 1 < size:
             end = self._o200k_lower_word(text, start + 1, size)
             if end > 0:
@@ -233,11 +245,12 @@ class Scanner:
 
     def _o200k_lower_word(self, text: str, start: i64, size: i64) -> i64:
         """[Upperish]*[Lowerish]+ then an optional contraction; -1 if no match at start."""
+        table = self.table
         upper_end = self._run(text, start, size, UPPERISH)
         # greedy [Upperish]* gives back characters until [Lowerish] can start
         lower_start = upper_end
         while lower_start >= start:
-            if lower_start < size and (self._flags(text, lower_start) & LOWERISH) != 0:
+            if lower_start < size and (table[ord(text[lower_start])] & LOWERISH) != 0:
                 end = self._run(text, lower_start, size, LOWERISH)
                 return self._contraction(text, end, size, True)
             lower_start -= 1

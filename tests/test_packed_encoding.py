@@ -1,0 +1,223 @@
+"""Encoding chunks given as byte ranges (`Encoder.encode_range`, the compiled short encoder and
+the range cache) and the text plugin's compiled loop over them (`EncodesPacked`).
+
+Every claim is an equality with the engine's own per-chunk path (`encode_symbols`, itself
+checked against the naive reference in test_engine.py) or with the reference: for any merges,
+merges that reuse ids, output layouts that drop tokens, chunks long enough to leave the short
+encoder, and caches small enough to be emptied mid-document. On the Python docs and on
+arbitrary Unicode text the text loop gives what splitting and encoding chunk by chunk gives, and
+the scanners it walks with split as the published patterns do under `regex`.
+"""
+
+import pytest
+import regex
+from helpers.patterns import PUBLISHED_PATTERNS
+from helpers.reference import encode_reference
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bpe_core
+from bpe_core import contract, engine
+from bpe_core.engine import encoder as encoder_module
+from bpe_core.engine.chunk_counts import PADDING
+from bpe_core.engine.range_cache import RangeCache
+from bpe_core.engine.short_encoder import ShortEncoder
+from bpe_core.plugins import registry
+
+pytestmark = pytest.mark.both_modes
+
+LONG_CHUNK = encoder_module.LONG_CHUNK
+
+
+@st.composite
+def packed_cases(draw):
+    """(alphabet_size, merges, results, output_ids, chunks): any valid merges over up to 256
+    symbols; results that sometimes name an existing merged token; an output layout that may
+    renumber and drop tokens; chunks short and long, often repeated."""
+    alphabet_size = draw(st.sampled_from([2, 3, 5, 256]))
+    used = draw(st.lists(st.integers(0, alphabet_size - 1), min_size=1, max_size=4, unique=True))
+    symbol = st.sampled_from(used)
+    merges: list[tuple[int, int]] = []
+    results: list[int] = []
+    created = 0
+    for _ in range(draw(st.integers(0, 30))):
+        ids = used + list(range(alphabet_size, alphabet_size + created))
+        pair = (draw(st.sampled_from(ids)), draw(st.sampled_from(ids)))
+        if pair in merges:
+            continue
+        merges.append(pair)
+        if created and draw(st.integers(0, 4)) == 0:
+            results.append(alphabet_size + draw(st.integers(0, created - 1)))
+        else:
+            results.append(alphabet_size + created)
+            created += 1
+    token_count = alphabet_size + created
+    output_ids: list[int] = []
+    if draw(st.booleans()):
+        output_ids = [draw(st.sampled_from([-1, token, token + 1000])) for token in range(token_count)]
+    short = st.lists(symbol, max_size=12)
+    long = st.builds(lambda unit, n: unit * n, st.lists(symbol, min_size=1, max_size=4), st.integers(20, 80))
+    chunks = draw(st.lists(st.one_of(short, short, long), min_size=1, max_size=12))
+    chunks += draw(st.lists(st.sampled_from(chunks), max_size=6))
+    return alphabet_size, merges, results, output_ids, chunks
+
+
+def build_encoder(alphabet_size, merges, results, output_ids, cache_size=1 << 18):
+    encoder = engine.Encoder(alphabet_size, merges, cache_size, results=results)
+    if output_ids:
+        encoder.set_output_ids(output_ids)
+    return encoder
+
+
+def packed(chunks):
+    """The chunks one after the other as bytes (padded), and each one's (start, end)."""
+    data = b"".join(bytes(chunk) for chunk in chunks) + PADDING
+    ranges, start = [], 0
+    for chunk in chunks:
+        ranges.append((start, start + len(chunk)))
+        start += len(chunk)
+    return data, ranges
+
+
+@settings(max_examples=300)
+@given(case=packed_cases(), cache_size=st.sampled_from([1, 2, 3, 1 << 18]))
+def test_encode_range_gives_the_ids_of_encode_symbols_through_any_cache(case, cache_size):
+    alphabet_size, merges, results, output_ids, chunks = case
+    expected_encoder = build_encoder(alphabet_size, merges, results, output_ids)
+    expected = [
+        token for chunk in chunks for token in expected_encoder.to_output(expected_encoder.encode_symbols(chunk))
+    ]
+    encoder = build_encoder(alphabet_size, merges, results, output_ids, cache_size)
+    data, ranges = packed(chunks)
+    for _ in range(2):  # the second pass finds what the first one cached
+        ids: list[int] = []
+        for start, end in ranges:
+            encoder.encode_range(data, start, end, ids)
+        assert ids == expected
+
+
+@settings(max_examples=300)
+@given(case=packed_cases())
+def test_short_encoder_applies_merges_like_the_rank_order_reference(case):
+    alphabet_size, merges, _, _, chunks = case
+    short = ShortEncoder(alphabet_size, merges, [alphabet_size + rank for rank in range(len(merges))], [])
+    for chunk in chunks:
+        assert short.encode(bytes(chunk) + b"\xff", 0, len(chunk)) == encode_reference(alphabet_size, merges, chunk)
+
+
+def test_chunks_from_the_short_encoder_length_on_take_the_heap_path_with_the_same_ids():
+    encoder = engine.Encoder(256, [(97, 98), (256, 256), (257, 99)])
+    for length in (LONG_CHUNK - 1, LONG_CHUNK, 5 * LONG_CHUNK):
+        chunk = list(b"ab" * length + b"c")
+        ids: list[int] = []
+        encoder.encode_range(bytes(chunk) + PADDING, 0, len(chunk), ids)
+        assert ids == encoder.encode_symbols(chunk) == encode_reference(256, encoder.merge_pairs, chunk)
+
+
+def test_range_cache_tells_chunks_apart_that_share_their_first_eight_bytes_and_empties_when_full():
+    data = b"abcdefgh1abcdefgh2abcdefgh" + PADDING
+    cache = RangeCache(2)
+    cache.add(data, 0, 9, [1])
+    cache.add(data, 9, 18, [2, 3])
+
+    def found(start, end):
+        ids: list[int] = []
+        return ids if cache.extend_found(data, start, end, ids) else None
+
+    assert found(0, 9) == [1] and found(9, 18) == [2, 3]
+    assert found(18, 26) is None and found(0, 8) is None
+    cache.add(data, 18, 26, [4])  # the third one empties the cache first
+    assert cache.entries == 1 and found(18, 26) == [4] and found(0, 9) is None
+
+
+@settings(max_examples=100)
+@given(keys=st.lists(st.binary(max_size=30), max_size=300, unique=True))
+def test_range_cache_finds_every_key_it_was_given_past_several_growths(keys):
+    data = b"".join(keys) + PADDING
+    ranges, start = [], 0
+    for key in keys:
+        ranges.append((start, start + len(key)))
+        start += len(key)
+    cache = RangeCache(1 << 18)
+    for index, (start, end) in enumerate(ranges):
+        cache.add(data, start, end, [index] * (index % 3))
+    for index, (start, end) in enumerate(ranges):
+        ids: list[int] = []
+        assert cache.extend_found(data, start, end, ids) and ids == [index] * (index % 3)
+
+
+def test_encode_range_refuses_an_alphabet_wider_than_a_byte():
+    with pytest.raises(ValueError, match="one byte per symbol"):
+        engine.Encoder(300, []).prepare_ranges()
+
+
+# ---------------------------------------------------------------- the text plugin's loop
+
+
+@pytest.fixture(scope="module")
+def docs_tokenizers(docs_slice_path) -> dict[str, bpe_core.Tokenizer]:
+    return {
+        name: bpe_core.train(
+            {"pretokenizer": {"name": name}, "trainer": {"vocab_size": 1024}}, [docs_slice_path], progress=False
+        )
+        for name in ("gpt2", "cl100k", "o200k")
+    }
+
+
+def chunk_by_chunk(tokenizer: bpe_core.Tokenizer, text: str) -> list[int]:
+    """Split, then each chunk's UTF-8 bytes through the engine: the ids the packed loop must give."""
+    encoder = engine.Encoder(tokenizer.alphabet_size, tokenizer.spec.merges)
+    return [
+        token
+        for chunk in tokenizer.pretokenizer.split(text)
+        for token in encoder.encode_symbols(list(chunk.encode("utf-8", "surrogatepass")))
+    ]
+
+
+def test_built_in_text_pretokenizers_encode_packed(docs_tokenizers):
+    for tokenizer in docs_tokenizers.values():
+        assert isinstance(tokenizer.pretokenizer, contract.EncodesPacked)
+
+
+def test_packed_text_encoding_gives_the_chunk_by_chunk_ids_on_the_python_docs(docs_tokenizers, docs_text):
+    text = docs_text[:300_000]
+    for tokenizer in docs_tokenizers.values():
+        assert tokenizer.encode_ordinary(text) == chunk_by_chunk(tokenizer, text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.text(max_size=60)
+    | st.sampled_from(["", " ", "ü" * 200, "\ud800x", "naïve café, 日本語 and\ud800 ok: ü" * 3 + "end"])
+)
+def test_packed_text_encoding_gives_the_chunk_by_chunk_ids_on_any_unicode_text(docs_tokenizers, text):
+    for tokenizer in docs_tokenizers.values():
+        assert tokenizer.encode_ordinary(text) == chunk_by_chunk(tokenizer, text)
+
+
+# ---------------------------------------------------------------- the scanners the loop walks with
+
+O200K_EDGES = [
+    "\u0301abc",  # a mark first: Upperish and Lowerish, and no letter
+    ".\u0301x 12ab !Word\r\nword\n\rABC's x'LL",
+    "(Über) «ñandú» 3x x3 \u00aa\u02b0 𝐀𝐁c",
+]
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k"])
+def test_scanner_splits_the_python_docs_like_the_published_pattern(name, docs_text):
+    pretokenizer = registry().pretokenizer(name, {})
+    text = docs_text[:400_000]
+    assert pretokenizer.scanner.split(text) == regex.findall(PUBLISHED_PATTERNS[name], text)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k"])
+def test_scanner_splits_any_unicode_text_like_the_published_pattern(name):
+    pretokenizer = registry().pretokenizer(name, {})
+
+    @settings(max_examples=300, deadline=None)
+    @given(text=st.text(max_size=40) | st.sampled_from(O200K_EDGES))
+    def same_chunks(text):
+        assert pretokenizer.scanner.split(text) == regex.findall(PUBLISHED_PATTERNS[name], text)
+
+    same_chunks()
