@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from itertools import accumulate, repeat
 from typing import Any
 
-from bpe_core.chunking import pieces
-from bpe_core.contract import MarksBoundaries, StreamedText, document_source
+from bpe_core.chunking import numbered_pieces
+from bpe_core.contract import MarksBoundaries, document_source
 from bpe_core.errors import BpeError, located
 from bpe_core.runners.local import ordered_map
 from bpe_core.specials import Specials, allowed_specials
@@ -216,21 +216,9 @@ def window_pieces(
         raise BpeError(f"--max-length {report.max_length} leaves no room for a token beside the end-of-document token")
     report.kinds = boundary_kinds(tokenizer)
     marker = Marker(tokenizer, allowed_special, disallowed_special)
-    sources: list[str] = []
-
-    def tagged() -> Iterator[tuple[int, int, Any]]:
-        """(document index, first line, piece); a piece of None ends the document."""
-        for index, document in enumerate(documents):
-            sources.append(document_source(document))
-            if isinstance(document, StreamedText):
-                line = 1
-                longest = max(map(len, tokenizer.special_tokens), default=0)
-                for piece in pieces([document], tokenizer.pretokenizer, tokenizer.safe_cut, context=longest + 2):
-                    yield index, line, piece
-                    line += piece.count("\n")
-            else:
-                yield index, 1, document
-            yield index, 0, None
+    in_flight: dict[int, Any] = {}  # documents not yet ended, to name the one that fails
+    longest = max(map(len, tokenizer.special_tokens), default=0)  # context that safe_cut needs
+    numbered = numbered_pieces(documents, tokenizer.pretokenizer, tokenizer.safe_cut, longest + 2, in_flight)
 
     def mark(item: tuple[int, int, Any]) -> tuple[int, tuple[list[int], list[list[int]]] | None, str | None]:
         index, line, piece = item
@@ -242,12 +230,13 @@ def window_pieces(
             return index, None, str(error)
 
     windower: Windower | None = None
-    for index, marked, failure in ordered_map(mark, tagged(), workers):
+    for index, marked, failure in ordered_map(mark, numbered, workers):
         if failure is not None:
-            raise BpeError(located(sources[index], failure))
+            raise BpeError(located(document_source(in_flight[index]), failure))
         if windower is None:
             windower = Windower(limit, report.kinds, report, index)
         if marked is None:
+            del in_flight[index]
             for window in windower.finish():
                 yield window, False
                 yield [], True
