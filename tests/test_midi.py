@@ -10,6 +10,7 @@ the decoded file gives the same ids) share one pass over the songs (`pop909_case
 forked worker processes; everything else uses a few songs or small files built with mido.
 """
 
+import gzip
 import hashlib
 import importlib.util
 import io
@@ -52,6 +53,7 @@ from helpers.midi import (
     track_of,
     type0,
 )
+from helpers.paths import DOCS_PATH, require
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -1302,3 +1304,15 @@ def test_a_saved_tokenizer_encodes_and_decodes_the_same(
     assert note_multiset(reference_song(loaded.decode(ids)).notes) == note_multiset(
         reference_song(remi_bpe.decode(ids)).notes
     )
+
+
+def test_text_read_for_a_midi_pretokenizer_is_one_error_line_not_the_text(tmp_path: Path) -> None:
+    # a MIDI config whose input reader is the default (text): the pretokenizer gets text, which
+    # is no path; the error says so in one line instead of quoting the corpus as a file name
+    (tmp_path / "corpus.txt").write_text(gzip.decompress(require(DOCS_PATH).read_bytes()).decode()[:200_000])
+    config = tmp_path / "config.yaml"
+    lines = REMI_BPE_CONFIG.read_text().replace("reader: midi", "reader: text").splitlines()
+    config.write_text("\n".join(line for line in lines if "on_error:" not in line))
+    result = run_bpe("train", "config.yaml", "corpus.txt", "-o", "out.json", "-q", cwd=tmp_path)
+    assert_clean_error(result, "not text", "input.reader: midi")
+    assert not (tmp_path / "out.json").exists()

@@ -181,6 +181,12 @@ def song_of(document: Any, parser: str = "fast") -> Song:
     if type(document).__name__ == "MidiFile" and hasattr(document, "tracks"):  # a mido.MidiFile
         ticks = document.ticks_per_beat
         return song_from_events(document.filename or "<MidiFile>", ticks, events_from_mido(document))
+    if isinstance(document, str) and ("\n" in document or len(document) > 4096):
+        # text, not a path: a text reader's documents handed to a MIDI pretokenizer
+        raise BpeError(
+            f"a MIDI pretokenizer takes a path, a mido.MidiFile or a Song, not text ({document[:40]!r}...): "
+            "read MIDI files with input.reader: midi"
+        )
     if isinstance(document, (str, os.PathLike)):
         return read_song(os.fspath(document), parser)
     raise BpeError(f"a MIDI pretokenizer takes a path, a mido.MidiFile or a Song, not {type(document).__name__}")
