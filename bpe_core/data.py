@@ -13,8 +13,7 @@ import os
 from typing import Any
 
 from bpe_core.errors import BpeError
-from bpe_core.files import read_json
-from bpe_core.idfiles import FORMAT, INDEX
+from bpe_core.idfiles import read_shard_index
 
 NUMPY_DTYPES = {"uint16": "<u2", "uint32": "<u4"}
 
@@ -70,13 +69,8 @@ class TokenShards:
             raise BpeError(f"TokenShards samples: expected a whole number, 1 or more, got {samples!r}")
         if samples is not None and documents:
             raise BpeError("TokenShards samples: with documents=True there is one item per document")
-        index_path = os.path.join(self.directory, INDEX)
-        index = read_json(index_path, "shard index")
-        if not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("shards"), list):
-            raise BpeError(f"{index_path} is not a {FORMAT} index (as `bpe encode --format bin -o DIR/` writes it)")
-        dtype = index.get("dtype")
-        if dtype not in NUMPY_DTYPES:
-            raise BpeError(f"{index_path}: dtype {dtype!r}; allowed: {', '.join(NUMPY_DTYPES)}")
+        index_path, index = read_shard_index(self.directory)
+        dtype = index["dtype"]
         self.dtype: str = NUMPY_DTYPES[dtype]
         self.eos_id: int | None = index.get("eos_id")
         self.paths = [os.path.join(self.directory, str(entry.get("shard"))) for entry in index["shards"]]

@@ -10,6 +10,7 @@ import os
 import sys
 from array import array
 from collections.abc import Iterator
+from typing import Any
 
 from bpe_core.errors import BpeError
 from bpe_core.files import read_json
@@ -105,6 +106,18 @@ def _token_id(token: bytes, source: str, line_number: int) -> int:
     raise BpeError(f"{source}, line {line_number}: {shown} is not a token id (ids are ASCII digits 0-9)")
 
 
+def read_shard_index(directory: str) -> tuple[str, dict[str, Any]]:
+    """The path and contents of a shard directory's index, checked: its format, a list of
+    shards and a known dtype."""
+    index_path = os.path.join(directory, INDEX)
+    index = read_json(index_path, "shard index")
+    if not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("shards"), list):
+        raise BpeError(f"{index_path} is not a {FORMAT} index (as `bpe encode --format bin -o DIR/` writes it)")
+    if index.get("dtype") not in DTYPES:
+        raise BpeError(f"{index_path}: dtype {index.get('dtype')!r}; allowed: {', '.join(DTYPES)}")
+    return index_path, index
+
+
 def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | None, list[int]]]:
     """(where, name, ids) of each document in a shard directory, in index order.
 
@@ -113,13 +126,8 @@ def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | No
     end-of-document token, else each shard is one stream (text without --eos: decoding the
     pieces gives the concatenation, exactly). `vocab_size` is the decoding tokenizer's: a
     directory encoded with another vocabulary is refused."""
-    index_path = os.path.join(directory, INDEX)
-    index = read_json(index_path, "shard index")
-    if not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("shards"), list):
-        raise BpeError(f"{index_path} is not a {FORMAT} index (as `bpe encode --format bin -o DIR/` writes it)")
-    dtype = index.get("dtype")
-    if dtype not in DTYPES:
-        raise BpeError(f"{index_path}: dtype {dtype!r}; allowed: {', '.join(DTYPES)}")
+    index_path, index = read_shard_index(directory)
+    dtype = index["dtype"]
     encoded_with = (index.get("tokenizer") or {}).get("vocab_size")
     if encoded_with is not None and encoded_with != vocab_size:
         raise BpeError(
