@@ -60,3 +60,27 @@ def lines_against_size(
     all_axes[0].legend(fontsize="small") if len(panels) > 1 else all_axes.legend(fontsize="small")
     figure.suptitle(title)
     return _save(figure, name, title)
+
+
+def lines_of_points(
+    name: str,
+    title: str,
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    xlabel: str,
+    ylabel: str,
+    invert_x: bool = False,
+) -> str:
+    """A line per series through its own measured (x, y) points (throughput against the share of new
+    chunks), the y axis from 0 so a flat line looks flat."""
+    figure, axes = plt.subplots(figsize=(8, 4.5))
+    for index, (label, (xs, ys)) in enumerate(series.items()):
+        axes.plot(xs, ys, marker="o", label=label, color=COLOURS[index % len(COLOURS)])
+    if invert_x:
+        axes.invert_xaxis()
+    axes.set_ylim(bottom=0)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
+    axes.legend(fontsize="small")
+    axes.grid(alpha=0.3)
+    return _save(figure, name, title)
