@@ -29,8 +29,9 @@ def _save(figure: "plt.Figure", name: str, title: str) -> str:
 def grouped_bars(
     name: str, title: str, groups: Sequence[str], series: Mapping[str, Sequence[float]], ylabel: str
 ) -> str:
-    """One bar per series in each group (a tool's throughput per corpus and vocabulary)."""
-    figure, axes = plt.subplots(figsize=(9, 4.5))
+    """One bar per series in each group (a tool's throughput per corpus and vocabulary); past 7
+    groups the figure widens, so two-line group labels stay apart."""
+    figure, axes = plt.subplots(figsize=(max(9, 1.3 * len(groups)), 4.5))
     width = 0.8 / max(1, len(series))
     for index, (label, values) in enumerate(series.items()):
         positions = [group + (index - (len(series) - 1) / 2) * width for group in range(len(groups))]
