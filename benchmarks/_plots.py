@@ -29,8 +29,9 @@ def _save(figure: "plt.Figure", name: str, title: str) -> str:
 def grouped_bars(
     name: str, title: str, groups: Sequence[str], series: Mapping[str, Sequence[float]], ylabel: str
 ) -> str:
-    """One bar per series in each group (a tool's throughput per corpus and vocabulary)."""
-    figure, axes = plt.subplots(figsize=(9, 4.5))
+    """One bar per series in each group (a tool's throughput per corpus and vocabulary); past 7
+    groups the figure widens, so two-line group labels stay apart."""
+    figure, axes = plt.subplots(figsize=(max(9, 1.3 * len(groups)), 4.5))
     width = 0.8 / max(1, len(series))
     for index, (label, values) in enumerate(series.items()):
         positions = [group + (index - (len(series) - 1) / 2) * width for group in range(len(groups))]
@@ -59,4 +60,28 @@ def lines_against_size(
         axes.grid(alpha=0.3, which="both")
     all_axes[0].legend(fontsize="small") if len(panels) > 1 else all_axes.legend(fontsize="small")
     figure.suptitle(title)
+    return _save(figure, name, title)
+
+
+def lines_of_points(
+    name: str,
+    title: str,
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    xlabel: str,
+    ylabel: str,
+    invert_x: bool = False,
+) -> str:
+    """A line per series through its own measured (x, y) points (throughput against the share of new
+    chunks), the y axis from 0 so a flat line looks flat."""
+    figure, axes = plt.subplots(figsize=(8, 4.5))
+    for index, (label, (xs, ys)) in enumerate(series.items()):
+        axes.plot(xs, ys, marker="o", label=label, color=COLOURS[index % len(COLOURS)])
+    if invert_x:
+        axes.invert_xaxis()
+    axes.set_ylim(bottom=0)
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
+    axes.legend(fontsize="small")
+    axes.grid(alpha=0.3)
     return _save(figure, name, title)
