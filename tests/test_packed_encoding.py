@@ -11,6 +11,8 @@ the scanners it walks with split as the published patterns do under `regex`.
 
 import pytest
 import regex
+from helpers.dna import fasta_records, fastq_reads
+from helpers.paths import CHR17_PATH, ECOLI_PATH, LAMBDA_PATH
 from helpers.patterns import PUBLISHED_PATTERNS
 from helpers.reference import encode_reference
 from hypothesis import given, settings
@@ -193,6 +195,61 @@ def test_packed_text_encoding_gives_the_chunk_by_chunk_ids_on_the_python_docs(do
 def test_packed_text_encoding_gives_the_chunk_by_chunk_ids_on_any_unicode_text(docs_tokenizers, text):
     for tokenizer in docs_tokenizers.values():
         assert tokenizer.encode_ordinary(text) == chunk_by_chunk(tokenizer, text)
+
+
+# ---------------------------------------------------------------- the DNA plugin's packed path
+
+DNA_POLICIES = ({}, {"case": "keep"}, {"n": "symbol"}, {"iupac": "error"}, {"max_chunk": 40})
+
+
+@pytest.fixture(scope="module")
+def dna_tokenizers() -> list[bpe_core.Tokenizer]:
+    """A lambda-trained vocabulary per policy (soft-masked chr17 too, so `case: keep` learns lower case)."""
+    return [
+        bpe_core.train(
+            {
+                "input": {"reader": "fasta"},
+                "pretokenizer": {"name": "dna-nucleotides", **policy},
+                "trainer": {"vocab_size": 600},
+            },
+            [LAMBDA_PATH, CHR17_PATH],
+            progress=False,
+        )
+        for policy in DNA_POLICIES
+    ]
+
+
+def dna_chunk_by_chunk(tokenizer: bpe_core.Tokenizer, sequence: str) -> list[int]:
+    encoder = engine.Encoder(tokenizer.alphabet_size, tokenizer.spec.merges)
+    pretokenizer = tokenizer.pretokenizer
+    return [
+        token for chunk in pretokenizer.split(sequence) for token in encoder.encode_symbols(pretokenizer.symbols(chunk))
+    ]
+
+
+def test_packed_dna_encoding_gives_the_chunk_by_chunk_ids_on_reads_and_genomes(dna_tokenizers):
+    reads = [sequence for _, sequence in fastq_reads()[:500]]
+    (ecoli,) = fasta_records(ECOLI_PATH)
+    (chr17,) = fasta_records(CHR17_PATH)
+    sequences = [*reads, ecoli[1][:200_000], chr17[1], chr17[1].lower()]
+    for tokenizer in dna_tokenizers:
+        assert isinstance(tokenizer.pretokenizer, contract.EncodesPacked)
+        for sequence in sequences:
+            assert tokenizer.encode(sequence) == dna_chunk_by_chunk(tokenizer, sequence)
+
+
+@settings(max_examples=150, deadline=None)
+@given(sequence=st.text(alphabet="ACGTacgtNnRYKMSWBDHVrx\u00e9", max_size=80) | st.sampled_from(["", "N", "ACGT" * 60]))
+def test_packed_dna_encoding_gives_the_chunk_by_chunk_ids_or_the_same_error_on_any_letters(dna_tokenizers, sequence):
+    for tokenizer in dna_tokenizers:
+        try:
+            expected = dna_chunk_by_chunk(tokenizer, sequence)
+        except bpe_core.BpeError as error:
+            with pytest.raises(bpe_core.BpeError) as raised:
+                tokenizer.encode(sequence)
+            assert str(raised.value) == str(error)
+            continue
+        assert tokenizer.encode(sequence) == expected
 
 
 # ---------------------------------------------------------------- the scanners the loop walks with

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from bpe_core.contract import TokenDrawing, check_options
+from bpe_core.engine import Encoder
+from bpe_core.engine.chunk_counts import PADDING
 from bpe_core.errors import BpeError
 from bpe_dna import drawing
 from bpe_dna.readers import Record
@@ -73,6 +75,7 @@ class _Policy:
         # runs of letters that merge, or one letter that stands alone
         self.chunk_pattern = re.compile(f"[{merged}]+|[{re.escape(self.letters)}]")
         self.one_chunk = re.compile(f"[{merged}]+")  # a sequence with no letter that stands alone (most reads)
+        self.merged = merged
         self.valid = re.compile(f"[{re.escape(self.letters)}]*")
 
     def prepare(self, document: Any) -> str:
@@ -134,6 +137,15 @@ class NucleotidePretokenizer:
         self.symbol_ids = {letter: index for index, letter in enumerate(self.policy.letters)}
         # letter byte -> symbol id, NOT_A_SYMBOL elsewhere: a genome maps with one bytes.translate
         self.symbol_table = bytes(self.symbol_ids.get(chr(byte), NOT_A_SYMBOL) for byte in range(256))
+        # the same for the letters that merge only, lower case folded as `case` says: a sequence
+        # that maps with no NOT_A_SYMBOL is valid and one chunk (most reads, most genomes)
+        folded = self.policy.case == "fold"
+        self.one_chunk_table = bytes(
+            self.symbol_ids[chr(byte).upper() if folded else chr(byte)]
+            if chr(byte) in self.policy.merged or (folded and chr(byte).upper() in self.policy.merged)
+            else NOT_A_SYMBOL
+            for byte in range(256)
+        )
 
     def options(self) -> dict[str, Any]:
         return {
@@ -183,6 +195,27 @@ class NucleotidePretokenizer:
         if self.max_chunk is None and self.policy.one_chunk.fullmatch(sequence):
             return [sequence]
         return self._chunks(sequence, 0)
+
+    def encode_packed(self, document: Any, encoder: Encoder) -> list[int]:
+        """The document's ids, each chunk handed to the engine as a byte range of its symbol ids:
+        a sequence of letters that all merge (no N or IUPAC letter that stands alone, no
+        max_chunk) is mapped with one `bytes.translate` and is one range; others go chunk by
+        chunk as `split` cuts them (which checks every letter)."""
+        sequence, _ = _sequence_of(document)
+        ids: list[int] = []
+        if self.max_chunk is None and sequence.isascii():
+            mapped = sequence.encode("ascii").translate(self.one_chunk_table)
+            if NOT_A_SYMBOL not in mapped:
+                if mapped:
+                    encoder.encode_range(mapped + PADDING, 0, len(mapped), ids)
+                return ids
+        for chunk in self.split(document):
+            encoder.encode_range(bytes(self.symbols(chunk)) + PADDING, 0, len(chunk), ids)
+        return ids
+
+    def prepare(self, encoder: Encoder) -> None:
+        """Build the engine's tables for `encode_packed`."""
+        encoder.prepare_ranges()
 
     def count(self, document: Any) -> dict[str, int]:
         """Chunks for training: windows overlap by `overlap`; with reverse_complement: augment,
