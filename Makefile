@@ -43,11 +43,15 @@ lint: $(VENV)/.deps
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# one pytest worker per core, each taking whole files (a file's cached corpora and tokenizers are
+# built once, in the worker that runs it)
+PYTEST := $(BIN)/pytest -q -p no:cacheprovider --durations=15 -n auto --dist loadfile
+
 test-compiled: install
-	BPE_CORE_EXPECT_COMPILED=1 $(BIN)/pytest -q -p no:cacheprovider --durations=15
+	BPE_CORE_EXPECT_COMPILED=1 $(PYTEST)
 
 test-pure: install
-	BPE_CORE_PURE=1 $(BIN)/pytest -q -p no:cacheprovider --durations=15
+	BPE_CORE_PURE=1 $(PYTEST)
 
 demo: $(VENV)/.runtime
 	$(BIN)/bpe demo
