@@ -331,8 +331,10 @@ class Encoder:
         return encoder
 
     def _encode_bytes(self, data: bytes, start: i64, end: i64) -> list[int]:
-        """Ids (output layout) of a chunk given as bytes, one symbol id each."""
-        if end - start < LONG_CHUNK and not self.mirrored:
+        """Ids (output layout) of a chunk given as bytes, one symbol id each: the short encoder
+        for short chunks and for any chunk of merges that reuse ids (imports), the whole-chunk
+        encoder for long chunks of trained vocabularies and for mirrored encoding."""
+        if not self.mirrored and (end - start < LONG_CHUNK or not self._fresh_results()):
             return self._short().encode(data, start, end)
         return self.to_output(self.encode_symbols(list(data[start:end])))
 

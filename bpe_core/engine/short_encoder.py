@@ -3,15 +3,21 @@ ids, one byte each), compiled to work on unboxed integers only.
 
 The quadratic scan tiktoken uses (cheapest for a word): the ranks of neighbouring pairs in an
 i64 vec, the lowest taken first and the leftmost on ties, the two ranks beside a merge looked up
-again. A pair of ids below 256 (every pair of the first pass) is read from a 65,536-entry table of i32s;
-other pairs from an open-addressing pair -> rank table of integers (key and rank side by side),
-not a dict. The chunk's
-symbols are read straight from the caller's bytes, so no Python object is made per symbol, and
-the ids come out in the output layout. It gives exactly what `encoder.Encoder` gives for the
+again. A pair of ids below 256 (every pair of the first pass) is read from a 65,536-entry table
+of i32s; other pairs from an open-addressing pair -> rank table of integers (key and rank packed
+in one word, so the table is half the size and more of it stays in the CPU's cache), not a
+dict. The chunk's symbols are read straight from the caller's bytes, so no Python object is made
+per symbol, and the ids come out in the output layout. It gives exactly what `encoder.Encoder` gives for the
 same chunk.
 
-It is for chunks shorter than `encoder.LONG_CHUNK` (the caller sends longer ones to the heap or
-whole-chunk encoders) and does not cache: `encoder.Encoder.encode_range` does both.
+From HEAP_CHUNK symbols on, rescanning every pair after each merge costs more than it saves:
+such a chunk is merged over a linked list instead, with a binary heap of (rank, position) keys in
+an i64 vec, O(n log n) (a Japanese sentence without spaces is one chunk of 20-90 bytes). Both take
+the lowest rank first and the leftmost position on ties.
+
+It does not cache (`encoder.Encoder.encode_range` does), and it takes chunks of any length: the
+caller sends the long chunks of a vocabulary whose merges each create a new id to the whole-chunk
+encoder instead, which costs only the merges it makes.
 """
 
 from typing import Final
@@ -23,6 +29,7 @@ NO_RANK: Final[i64] = 1 << 60
 NO_BYTE_RANK: Final[i32] = -1
 EMPTY: Final[i64] = -1
 BYTE_PAIRS: Final[i64] = 256 * 256
+HEAP_CHUNK: Final[i64] = 24  # from this many symbols on, the heap instead of the rescans
 
 
 class ShortEncoder:
@@ -35,37 +42,48 @@ class ShortEncoder:
 
     id_bound: i64
     byte_ranks: vec[i32]  # [left * 256 + right]: the rank of a pair of ids below 256
-    slots: vec[i64]  # per slot: pair key, rank (side by side: one cache line per probe)
+    slots: vec[i64]  # per slot: pair key << rank_bits | rank (one word: o200k's table is 4 MB, not 8)
     mask: i64  # slot count - 1
+    rank_bits: i64
     results: vec[i64]
     output: vec[i64]
     mapped: bool
     # scratch, reused between calls
-    parts: vec[i64]
-    ranks: vec[i64]
+    parts: vec[i64]  # the symbols (the heap path: per position, its symbol or -1 once merged away)
+    ranks: vec[i64]  # the rank of the pair each part starts
+    following: vec[i64]  # the heap path's linked list: next and previous position, -1 at the ends
+    preceding: vec[i64]
+    heap: vec[i64]  # rank * size + position, a binary min-heap in its first entries
 
     def __init__(
         self, alphabet_size: int, merges: list[tuple[int, int]], results: list[int], output_ids: list[int]
     ) -> None:
         """A pair listed twice keeps its first rank."""
         self.id_bound = alphabet_size + len(merges) + 1
+        self.rank_bits = max(1, int(len(merges)).bit_length())
+        if int(self.id_bound * self.id_bound).bit_length() + self.rank_bits > 63:
+            raise ValueError(f"{len(merges)} merges are too many for the packed pair table (at most about 2 million)")
         self.byte_ranks = vec[i32]([NO_BYTE_RANK] * BYTE_PAIRS)
         capacity: i64 = 16
         while capacity < 2 * len(merges) + 2:
             capacity *= 2
-        self.slots = vec[i64]([EMPTY] * (2 * capacity))
+        self.slots = vec[i64]([EMPTY] * capacity)
         self.mask = capacity - 1
         for rank in range(len(merges)):
             left: i64 = merges[rank][0]
             right: i64 = merges[rank][1]
-            if left < 256 and right < 256 and self.byte_ranks[left * 256 + right] == NO_BYTE_RANK:
+            if left >= 256 or right >= 256:
+                self._insert(left * self.id_bound + right, rank)
+            elif self.byte_ranks[left * 256 + right] == NO_BYTE_RANK:
                 self.byte_ranks[left * 256 + right] = i32(rank)
-            self._insert(left * self.id_bound + right, rank)
         self.results = vec[i64](results)
         self.output = vec[i64](output_ids)
         self.mapped = len(output_ids) > 0
         self.parts = vec[i64]()
         self.ranks = vec[i64]()
+        self.following = vec[i64]()
+        self.preceding = vec[i64]()
+        self.heap = vec[i64]()
 
     def _slot(self, key: i64) -> i64:
         # mix the high bits in, and keep the product below 2**63 so pure and compiled agree
@@ -74,12 +92,11 @@ class ShortEncoder:
 
     def _insert(self, key: i64, rank: i64) -> None:
         slot = self._slot(key)
-        while self.slots[2 * slot] != EMPTY:
-            if self.slots[2 * slot] == key:
+        while self.slots[slot] != EMPTY:
+            if self.slots[slot] >> self.rank_bits == key:
                 return  # the first rank of a pair counts
             slot = (slot + 1) & self.mask
-        self.slots[2 * slot] = key
-        self.slots[2 * slot + 1] = rank
+        self.slots[slot] = (key << self.rank_bits) | rank
 
     def rank_of(self, left: i64, right: i64) -> i64:
         """The rank of pair (left, right), NO_RANK if no merge makes it."""
@@ -89,12 +106,13 @@ class ShortEncoder:
         key = left * self.id_bound + right
         slot = self._slot(key)
         slots = self.slots
+        bits = self.rank_bits
         while True:
-            stored = slots[2 * slot]
-            if stored == key:
-                return slots[2 * slot + 1]
+            stored = slots[slot]
             if stored == EMPTY:
                 return NO_RANK
+            if stored >> bits == key:
+                return stored & ((1 << bits) - 1)
             slot = (slot + 1) & self.mask
 
     def encode(self, data: bytes, start: i64, end: i64) -> list[int]:
@@ -105,6 +123,8 @@ class ShortEncoder:
         if len(self.parts) < size:
             self.parts = vec[i64]([0] * size)
             self.ranks = vec[i64]([0] * size)
+        if size >= HEAP_CHUNK:
+            return self._encode_heap(data, start, size)
         parts = self.parts
         ranks = self.ranks
         byte_ranks = self.byte_ranks
@@ -138,13 +158,102 @@ class ShortEncoder:
             if best > 0:
                 ranks[best - 1] = self.rank_of(parts[best - 1], new_id)
         result: list[int] = []
-        if self.mapped:
-            output = self.output
-            for index in range(count):
-                token = output[parts[index]]
-                if token >= 0:
-                    result.append(token)
-        else:
-            for index in range(count):
-                result.append(parts[index])
+        for index in range(count):
+            self._put(result, parts[index])
         return result
+
+    def _put(self, result: list[int], token: i64) -> None:
+        """Append a token to `result` as the output layout writes it (or not, if it drops it)."""
+        if not self.mapped:
+            result.append(token)
+            return
+        written = self.output[token]
+        if written >= 0:
+            result.append(written)
+
+    def _encode_heap(self, data: bytes, start: i64, size: i64) -> list[int]:
+        """`encode` for a chunk of HEAP_CHUNK symbols or more: a linked list and a heap of
+        rank * size + position (stale keys, whose position's pair has changed, are skipped)."""
+        if len(self.following) < size:
+            self.following = vec[i64]([0] * size)
+            self.preceding = vec[i64]([0] * size)
+            self.heap = vec[i64]([0] * (3 * size))
+        parts = self.parts
+        ranks = self.ranks
+        following = self.following
+        preceding = self.preceding
+        heap = self.heap
+        held: i64 = 0
+        for index in range(size):
+            parts[index] = data[start + index]
+            following[index] = index + 1
+            preceding[index] = index - 1
+        following[size - 1] = -1
+        for index in range(size - 1):
+            rank = self.rank_of(parts[index], parts[index + 1])
+            ranks[index] = rank
+            if rank != NO_RANK:
+                held = self._push(heap, held, rank * size + index)
+        ranks[size - 1] = NO_RANK
+        while held > 0:
+            key = heap[0]
+            held -= 1
+            self._sift_down(heap, held, heap[held])
+            rank = key // size
+            position = key - rank * size
+            if ranks[position] != rank:
+                continue  # stale: the pair starting here has changed since
+            new_id = self.results[rank]
+            second = following[position]
+            after = following[second]
+            parts[position] = new_id
+            parts[second] = -1
+            ranks[second] = NO_RANK
+            following[position] = after
+            ranks[position] = NO_RANK
+            if after >= 0:
+                preceding[after] = position
+                rank = self.rank_of(new_id, parts[after])
+                ranks[position] = rank
+                if rank != NO_RANK:
+                    held = self._push(heap, held, rank * size + position)
+            before = preceding[position]
+            if before >= 0:
+                rank = self.rank_of(parts[before], new_id)
+                ranks[before] = rank
+                if rank != NO_RANK:
+                    held = self._push(heap, held, rank * size + before)
+        result: list[int] = []
+        position = 0  # the first position is never merged away
+        while position >= 0:
+            self._put(result, parts[position])
+            position = following[position]
+        return result
+
+    def _push(self, heap: vec[i64], held: i64, key: i64) -> i64:
+        """Add key to the heap of `held` keys; the new count."""
+        child = held
+        while child > 0:
+            parent = (child - 1) >> 1
+            if heap[parent] <= key:
+                break
+            heap[child] = heap[parent]
+            child = parent
+        heap[child] = key
+        return held + 1
+
+    def _sift_down(self, heap: vec[i64], held: i64, key: i64) -> None:
+        """Put key at the top of the heap of `held` keys (the old top removed) and restore order."""
+        parent: i64 = 0
+        while True:
+            child = 2 * parent + 1
+            if child >= held:
+                break
+            if child + 1 < held and heap[child + 1] < heap[child]:
+                child += 1
+            if heap[child] >= key:
+                break
+            heap[parent] = heap[child]
+            parent = child
+        if held > 0:
+            heap[parent] = key
