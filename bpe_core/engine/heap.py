@@ -1,4 +1,5 @@
-"""A max-heap of pair entries for the trainer, kept in unboxed i64 vecs.
+"""A max-heap of pair entries for the trainer, kept in unboxed i64 vecs, and the two steps of a
+min-heap of plain i64 keys for the encoders (`sift_up`, `sift_down`).
 
 An entry is (count, tie, pair id); the best entry has the highest count and, among equal counts,
 the highest tie key. The trainer encodes its tie-break rule into the tie key, so the heap itself
@@ -84,3 +85,34 @@ class PairHeap:
         counts[parent] = last_count
         ties[parent] = last_tie
         pair_ids[parent] = last_pair
+
+
+def sift_up(keys: vec[i64], child: i64, key: i64) -> None:
+    """Put key at index `child` of the min-heap in keys[:child + 1] (its entries below `child` in
+    heap order) and move it up to its place."""
+    while child > 0:
+        parent = (child - 1) >> 1
+        if keys[parent] <= key:
+            break
+        keys[child] = keys[parent]
+        child = parent
+    keys[child] = key
+
+
+def sift_down(keys: vec[i64], held: i64, key: i64) -> None:
+    """Put key at the top of the min-heap in keys[:held] (the old top taken off) and move it down
+    to its place; nothing when the heap is empty."""
+    if held <= 0:
+        return
+    parent: i64 = 0
+    while True:
+        child = 2 * parent + 1
+        if child >= held:
+            break
+        if child + 1 < held and keys[child + 1] < keys[child]:
+            child += 1
+        if keys[child] >= key:
+            break
+        keys[parent] = keys[child]
+        parent = child
+    keys[parent] = key

@@ -23,6 +23,8 @@ from typing import Final
 from librt.vecs import append, pop, vec
 from mypy_extensions import i32, i64
 
+from bpe_core.engine.heap import sift_down, sift_up
+
 NO_RANK: Final[i64] = -1
 END: Final[i32] = -1
 DEAD: Final[i32] = -1
@@ -192,36 +194,16 @@ class LongEncoder:
     def _activate(self, rank: i64) -> None:
         """Push rank onto the min-heap of ranks with a bucket."""
         self.active = append(self.active, rank)
-        active = self.active
-        child: i64 = len(active) - 1
-        while child > 0:
-            parent = (child - 1) >> 1
-            if active[parent] <= rank:
-                break
-            active[child] = active[parent]
-            child = parent
-        active[child] = rank
+        sift_up(self.active, len(self.active) - 1, rank)
 
     def _pop_rank(self) -> i64:
         """Take the lowest rank off the heap."""
         active, last = pop(self.active)
         self.active = active
-        size: i64 = len(active)
-        if size == 0:
+        if len(active) == 0:
             return last
         top = active[0]
-        parent: i64 = 0
-        while True:
-            child = 2 * parent + 1
-            if child >= size:
-                break
-            if child + 1 < size and active[child + 1] < active[child]:
-                child += 1
-            if active[child] >= last:
-                break
-            active[parent] = active[child]
-            parent = child
-        active[parent] = last
+        sift_down(active, len(active), last)
         return top
 
     # encoding -------------------------------------------------------------------------------

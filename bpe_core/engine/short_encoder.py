@@ -25,6 +25,8 @@ from typing import Final
 from librt.vecs import vec
 from mypy_extensions import i32, i64
 
+from bpe_core.engine.heap import sift_down, sift_up
+
 NO_RANK: Final[i64] = 1 << 60
 NO_BYTE_RANK: Final[i32] = -1
 EMPTY: Final[i64] = -1
@@ -193,12 +195,13 @@ class ShortEncoder:
             rank = self.rank_of(parts[index], parts[index + 1])
             ranks[index] = rank
             if rank != NO_RANK:
-                held = self._push(heap, held, rank * size + index)
+                sift_up(heap, held, rank * size + index)
+                held += 1
         ranks[size - 1] = NO_RANK
         while held > 0:
             key = heap[0]
             held -= 1
-            self._sift_down(heap, held, heap[held])
+            sift_down(heap, held, heap[held])
             rank = key // size
             position = key - rank * size
             if ranks[position] != rank:
@@ -216,44 +219,18 @@ class ShortEncoder:
                 rank = self.rank_of(new_id, parts[after])
                 ranks[position] = rank
                 if rank != NO_RANK:
-                    held = self._push(heap, held, rank * size + position)
+                    sift_up(heap, held, rank * size + position)
+                    held += 1
             before = preceding[position]
             if before >= 0:
                 rank = self.rank_of(parts[before], new_id)
                 ranks[before] = rank
                 if rank != NO_RANK:
-                    held = self._push(heap, held, rank * size + before)
+                    sift_up(heap, held, rank * size + before)
+                    held += 1
         result: list[int] = []
         position = 0  # the first position is never merged away
         while position >= 0:
             self._put(result, parts[position])
             position = following[position]
         return result
-
-    def _push(self, heap: vec[i64], held: i64, key: i64) -> i64:
-        """Add key to the heap of `held` keys; the new count."""
-        child = held
-        while child > 0:
-            parent = (child - 1) >> 1
-            if heap[parent] <= key:
-                break
-            heap[child] = heap[parent]
-            child = parent
-        heap[child] = key
-        return held + 1
-
-    def _sift_down(self, heap: vec[i64], held: i64, key: i64) -> None:
-        """Put key at the top of the heap of `held` keys (the old top removed) and restore order."""
-        parent: i64 = 0
-        while True:
-            child = 2 * parent + 1
-            if child >= held:
-                break
-            if child + 1 < held and heap[child + 1] < heap[child]:
-                child += 1
-            if heap[child] >= key:
-                break
-            heap[parent] = heap[child]
-            parent = child
-        if held > 0:
-            heap[parent] = key
