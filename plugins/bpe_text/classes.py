@@ -1,9 +1,22 @@
 """The class table and case-folding map the compiled scanners use, computed from `regex` itself
 so that a scanner and the pattern agree on every code point (including unassigned ones and
-surrogates). Built once per process, in about a tenth of a second.
+surrogates).
+
+Building them takes about a tenth of a second, a fifth of training on 11 MB, so they are built
+once per installed `regex` version and kept, compressed and with their checksum, in the user's
+cache folder: `BPE_CORE_CACHE` if set (empty: keep nothing), else `$XDG_CACHE_HOME/bpe-core` or
+`~/.cache/bpe-core`. A later process reads about 30 KB instead. A kept file that is unreadable or
+does not match its checksum is built again, and a folder that cannot be written is only not used.
 """
 
+import contextlib
+import hashlib
+import os
+import zlib
+from array import array
+from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 
 import regex
 
@@ -31,9 +44,59 @@ def every_code_point() -> str:
     return utf32.decode("utf-32-le", "surrogatepass")
 
 
+def cache_folder() -> Path | None:
+    """Where built tables are kept (None: nowhere), as the module's docstring says."""
+    configured = os.environ.get("BPE_CORE_CACHE")
+    if configured is not None:
+        return Path(configured) if configured else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "bpe-core"
+
+
+def kept(name: str, build: Callable[[], bytes]) -> bytes:
+    """build(), or what an earlier process kept of it: the file's name holds a digest of what the
+    tables are built from (the definitions here and the `regex` version), its content a sha256 of
+    the bytes and the bytes compressed."""
+    recipe = repr((CLASSES, CONTRACTION_LETTERS, regex.__version__, name))
+    folder = cache_folder()
+    path = folder / f"{name}-{hashlib.sha256(recipe.encode()).hexdigest()[:16]}.bin" if folder else None
+    if path is not None:
+        try:
+            stored = path.read_bytes()
+            data = zlib.decompress(stored[32:])
+            if hashlib.sha256(data).digest() == stored[:32]:
+                return data
+        except (OSError, zlib.error):
+            pass
+    data = build()
+    if path is not None:
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_bytes(hashlib.sha256(data).digest() + zlib.compress(data))
+            os.replace(temporary, path)  # whole or not at all, whoever writes at the same time
+        except OSError:
+            with contextlib.suppress(OSError):  # a half-written file, if there is one
+                temporary.unlink()
+    return data
+
+
 @cache
 def class_table() -> bytes:
     """One byte per code point (0..0x10FFFF) with the class bits set."""
+    return kept("classes", build_class_table)
+
+
+@cache
+def case_folds() -> dict[int, int]:
+    """Code point -> the contraction letter it matches under (?i), as `regex` decides."""
+    pairs = array("I")
+    pairs.frombytes(kept("folds", build_case_folds))
+    return dict(zip(pairs[0::2], pairs[1::2]))
+
+
+def build_class_table() -> bytes:
+    """`class_table`, built from `regex`."""
     every = every_code_point()
     combined = 0
     for bit, pattern in CLASSES:
@@ -45,12 +108,11 @@ def class_table() -> bytes:
     return combined.to_bytes(0x110000, "little")
 
 
-@cache
-def case_folds() -> dict[int, int]:
-    """Code point -> the contraction letter it matches under (?i), as `regex` decides."""
+def build_case_folds() -> bytes:
+    """`case_folds`, built from `regex`: (code point, letter) pairs as uint32s, in code point order."""
     every = every_code_point()
     folds: dict[int, int] = {}
     for letter in CONTRACTION_LETTERS:
         for match in regex.finditer(f"(?i:{letter})", every):
             folds[match.start()] = ord(letter)
-    return folds
+    return array("I", [value for point in sorted(folds) for value in (point, folds[point])]).tobytes()
