@@ -7,8 +7,8 @@ again. A pair of ids below 256 (every pair of the first pass) is read from a 65,
 of i32s; other pairs from an open-addressing pair -> rank table of integers (key and rank packed
 in one word, so the table is half the size and more of it stays in the CPU's cache), not a
 dict. The chunk's symbols are read straight from the caller's bytes, so no Python object is made
-per symbol, and the ids come out in the output layout. It gives exactly what `encoder.Encoder` gives for the
-same chunk.
+per symbol, and the ids come out in the output layout. It gives exactly what `encoder.Encoder`
+gives for the same chunk.
 
 From HEAP_CHUNK symbols on, rescanning every pair after each merge costs more than it saves:
 such a chunk is merged over a linked list instead, with a binary heap of (rank, position) keys in

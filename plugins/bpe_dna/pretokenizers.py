@@ -139,12 +139,11 @@ class NucleotidePretokenizer:
         self.symbol_table = bytes(self.symbol_ids.get(chr(byte), NOT_A_SYMBOL) for byte in range(256))
         # the same for the letters that merge only, lower case folded as `case` says: a sequence
         # that maps with no NOT_A_SYMBOL is valid and one chunk (most reads, most genomes)
-        folded = self.policy.case == "fold"
+        letter_of = {letter: letter for letter in self.policy.merged}
+        if self.policy.case == "fold":
+            letter_of.update({letter.lower(): letter for letter in self.policy.merged})
         self.one_chunk_table = bytes(
-            self.symbol_ids[chr(byte).upper() if folded else chr(byte)]
-            if chr(byte) in self.policy.merged or (folded and chr(byte).upper() in self.policy.merged)
-            else NOT_A_SYMBOL
-            for byte in range(256)
+            self.symbol_ids[letter_of[chr(byte)]] if chr(byte) in letter_of else NOT_A_SYMBOL for byte in range(256)
         )
 
     def options(self) -> dict[str, Any]:
