@@ -10,8 +10,8 @@ lowest-ranked pair first and the leftmost occurrence on ties, which reproduces t
 (`mirror_overlaps` opts into mirrored encoding instead). A bounded cache maps repeated chunks (any
 hashable the caller chooses, such as the chunk's text) to their ids. Chunks given as byte ranges of
 a buffer (`encode_range`: packed symbols, one byte each) are encoded without a Python object per
-symbol (`short_encoder`) and cached by their bytes (`range_cache`), so a document's chunks need no
-Python object each either.
+symbol (`short_encoder`) and, when shorter than LONG_CHUNK, cached by their bytes (`range_cache`),
+so a document's chunks need no Python object each either.
 
 This module does not split documents into chunks or map chunks to symbols.
 """
@@ -310,14 +310,18 @@ class Encoder:
 
     def encode_range(self, data: bytes, start: i64, end: i64, out: list[int]) -> None:
         """Extend `out` with the ids (output layout) of the chunk data[start:end], its symbol ids
-        one byte each, through a cache keyed by those bytes. `data` must hold 8 readable bytes
-        past `end` (pad it with `chunk_counts.PADDING`)."""
+        one byte each, through a cache keyed by those bytes for chunks shorter than LONG_CHUNK
+        (longer ones, a read or a genome, rarely come again: looking them up and adding them cost
+        a third of encoding 10,000 reads). `data` must hold 8 readable bytes past `end` (pad it
+        with `chunk_counts.PADDING`)."""
         cache = self.range_cache
         if cache is None:
             self.prepare_ranges()
             cache = self.range_cache
             assert cache is not None
-        if not cache.extend_found(data, start, end, out):
+        if end - start >= LONG_CHUNK:
+            out.extend(self._encode_bytes(data, start, end))
+        elif not cache.extend_found(data, start, end, out):
             ids = self._encode_bytes(data, start, end)
             cache.add(data, start, end, ids)
             out.extend(ids)
