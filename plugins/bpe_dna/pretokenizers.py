@@ -137,12 +137,17 @@ class NucleotidePretokenizer:
         self.symbol_ids = {letter: index for index, letter in enumerate(self.policy.letters)}
         # letter byte -> symbol id, NOT_A_SYMBOL elsewhere: a genome maps with one bytes.translate
         self.symbol_table = bytes(self.symbol_ids.get(chr(byte), NOT_A_SYMBOL) for byte in range(256))
-        # the same for the letters that merge only, lower case folded as `case` says: a sequence
-        # that maps with no NOT_A_SYMBOL is valid and one chunk (most reads, most genomes)
-        letter_of = {letter: letter for letter in self.policy.merged}
+        # for encode_packed, lower case folded as `case` says: every letter of the alphabet, and
+        # the letters that merge only (a sequence with no NOT_A_SYMBOL there is one chunk)
+        self.letter_table = self._folded_table(self.policy.letters)
+        self.merging_table = self._folded_table(self.policy.merged)
+
+    def _folded_table(self, letters: str) -> bytes:
+        """Byte -> symbol id for these letters (and their lower case, with `case: fold`), NOT_A_SYMBOL elsewhere."""
+        letter_of = {letter: letter for letter in letters}
         if self.policy.case == "fold":
-            letter_of.update({letter.lower(): letter for letter in self.policy.merged})
-        self.one_chunk_table = bytes(
+            letter_of.update({letter.lower(): letter for letter in letters})
+        return bytes(
             self.symbol_ids[letter_of[chr(byte)]] if chr(byte) in letter_of else NOT_A_SYMBOL for byte in range(256)
         )
 
@@ -196,17 +201,29 @@ class NucleotidePretokenizer:
         return self._chunks(sequence, 0)
 
     def encode_packed(self, document: Any, encoder: Encoder) -> list[int]:
-        """The document's ids, each chunk handed to the engine as a byte range of its symbol ids:
-        a sequence of letters that all merge (no N or IUPAC letter that stands alone, no
-        max_chunk) is mapped with one `bytes.translate` and is one range; others go chunk by
-        chunk as `split` cuts them (which checks every letter)."""
+        """The document's ids, each chunk handed to the engine as a byte range of its symbol ids,
+        cut as `split` cuts: without max_chunk, an ASCII sequence is mapped with `bytes.translate`
+        and the letters that stand alone (N, IUPAC) are found with `bytes.find`, so a read is
+        one range or a few; other sequences, and any with a letter outside the alphabet (for
+        the error `split` gives), go chunk by chunk."""
         sequence, _ = _sequence_of(document)
         ids: list[int] = []
         if self.max_chunk is None and sequence.isascii():
-            mapped = sequence.encode("ascii").translate(self.one_chunk_table)
+            letters = sequence.encode("ascii")
+            mapped = letters.translate(self.letter_table)
             if NOT_A_SYMBOL not in mapped:
-                if mapped:
-                    encoder.encode_range(mapped + PADDING, 0, len(mapped), ids)
+                data = mapped + PADDING
+                merging = letters.translate(self.merging_table)
+                start = 0
+                alone = merging.find(NOT_A_SYMBOL)
+                while alone >= 0:
+                    if alone > start:
+                        encoder.encode_range(data, start, alone, ids)
+                    encoder.encode_range(data, alone, alone + 1, ids)
+                    start = alone + 1
+                    alone = merging.find(NOT_A_SYMBOL, start)
+                if start < len(mapped):
+                    encoder.encode_range(data, start, len(mapped), ids)
                 return ids
         for chunk in self.split(document):
             encoder.encode_range(bytes(self.symbols(chunk)) + PADDING, 0, len(chunk), ids)
