@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import io
 import json
+import operator
 import os
 import time
 from collections import Counter
@@ -397,7 +398,7 @@ def _train_from(
         sorted(range(alphabet_size), key=pretokenizer.alphabet().__getitem__),
         symbol_mirror(pretokenizer),
     )
-    symbol_count = sum(len(symbols) * weight for symbols, weight in zip(chunk_symbols, weights))
+    symbol_count = sum(map(operator.mul, map(len, chunk_symbols), weights))  # no Python frame per chunk
     del chunk_symbols
     replayed = len(base.spec.merges) if base is not None else 0
     if base is not None:
