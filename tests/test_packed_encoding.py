@@ -82,8 +82,8 @@ def packed(chunks):
 
 
 @settings(max_examples=300)
-@given(case=packed_cases(), cache_size=st.sampled_from([1, 2, 3, 1 << 18]))
-def test_encode_range_gives_the_ids_of_encode_symbols_through_any_cache(case, cache_size):
+@given(case=packed_cases(), cache_size=st.sampled_from([1, 2, 3, 1 << 18]), cache_long=st.booleans())
+def test_encode_range_gives_the_ids_of_encode_symbols_through_any_cache(case, cache_size, cache_long):
     alphabet_size, merges, results, output_ids, chunks = case
     expected_encoder = build_encoder(alphabet_size, merges, results, output_ids)
     expected = [
@@ -94,7 +94,7 @@ def test_encode_range_gives_the_ids_of_encode_symbols_through_any_cache(case, ca
     for _ in range(2):  # the second pass finds what the first one cached
         ids: list[int] = []
         for start, end in ranges:
-            encoder.encode_range(data, start, end, ids)
+            encoder.encode_range(data, start, end, ids, cache_long)
         assert ids == expected
 
 

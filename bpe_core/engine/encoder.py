@@ -10,7 +10,7 @@ lowest-ranked pair first and the leftmost occurrence on ties, which reproduces t
 (`mirror_overlaps` opts into mirrored encoding instead). A bounded cache maps repeated chunks (any
 hashable the caller chooses, such as the chunk's text) to their ids. Chunks given as byte ranges of
 a buffer (`encode_range`: packed symbols, one byte each) are encoded without a Python object per
-symbol (`short_encoder`) and, when shorter than LONG_CHUNK, cached by their bytes (`range_cache`),
+symbol (`short_encoder`) and cached by their bytes (`range_cache`; long ones if the caller asks),
 so a document's chunks need no Python object each either.
 
 This module does not split documents into chunks or map chunks to symbols.
@@ -308,18 +308,19 @@ class Encoder:
             self.range_cache = RangeCache(self.cache_size)
         self._short()
 
-    def encode_range(self, data: bytes, start: i64, end: i64, out: list[int]) -> None:
+    def encode_range(self, data: bytes, start: i64, end: i64, out: list[int], cache_long: bool = True) -> None:
         """Extend `out` with the ids (output layout) of the chunk data[start:end], its symbol ids
-        one byte each, through a cache keyed by those bytes for chunks shorter than LONG_CHUNK
-        (longer ones, a read or a genome, rarely come again: looking them up and adding them cost
-        a third of encoding 10,000 reads). `data` must hold 8 readable bytes past `end` (pad it
-        with `chunk_counts.PADDING`)."""
+        one byte each, through a cache keyed by those bytes. `cache_long=False` keeps chunks of
+        LONG_CHUNK symbols and more out of it, for callers whose long chunks rarely come again
+        (reads, genomes: looking them up and adding them cost a third of encoding 10,000 reads;
+        text's long chunks, runs of spaces or rules, do repeat). `data` must hold 8 readable
+        bytes past `end` (pad it with `chunk_counts.PADDING`)."""
         cache = self.range_cache
         if cache is None:
             self.prepare_ranges()
             cache = self.range_cache
             assert cache is not None
-        if end - start >= LONG_CHUNK:
+        if not cache_long and end - start >= LONG_CHUNK:
             out.extend(self._encode_bytes(data, start, end))
         elif not cache.extend_found(data, start, end, out):
             ids = self._encode_bytes(data, start, end)

@@ -205,7 +205,8 @@ class NucleotidePretokenizer:
         cut as `split` cuts: without max_chunk, an ASCII sequence is mapped with `bytes.translate`
         and the letters that stand alone (N, IUPAC) are found with `bytes.find`, so a read is
         one range or a few; other sequences, and any with a letter outside the alphabet (for
-        the error `split` gives), go chunk by chunk."""
+        the error `split` gives), go chunk by chunk. Long runs are not cached: a read or a genome
+        rarely comes again."""
         sequence, _ = _sequence_of(document)
         ids: list[int] = []
         if self.max_chunk is None and sequence.isascii():
@@ -218,12 +219,12 @@ class NucleotidePretokenizer:
                 alone = merging.find(NOT_A_SYMBOL)
                 while alone >= 0:
                     if alone > start:
-                        encoder.encode_range(data, start, alone, ids)
+                        encoder.encode_range(data, start, alone, ids, cache_long=False)
                     encoder.encode_range(data, alone, alone + 1, ids)
                     start = alone + 1
                     alone = merging.find(NOT_A_SYMBOL, start)
                 if start < len(mapped):
-                    encoder.encode_range(data, start, len(mapped), ids)
+                    encoder.encode_range(data, start, len(mapped), ids, cache_long=False)
                 return ids
         for chunk in self.split(document):
             encoder.encode_range(bytes(self.symbols(chunk)) + PADDING, 0, len(chunk), ids)
