@@ -12,7 +12,9 @@ from helpers.reference import encode_reference, train_reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bpe_core import engine
 from bpe_core.engine.long_encoder import LongEncoder
+from bpe_core.engine.trainer import Trainer
 
 
 @st.composite
@@ -52,3 +54,45 @@ def test_long_encoder_gives_the_reference_encoding_on_a_genome_slice() -> None:
     merges = train_reference(4, [training], [1], 60).merges
     sequence = fasta_sequence(ECOLI_PATH, 20_000)
     assert LongEncoder(4, merges).encode(sequence) == encode_reference(4, merges, sequence)
+
+
+@st.composite
+def windows(draw: st.DrawFn) -> tuple[int, int]:
+    """A window and the overlap of two windows, small enough that a chunk has many."""
+    window = draw(st.integers(2, 24))
+    return window, draw(st.integers(1, window - 1))
+
+
+@pytest.mark.both_modes
+@settings(max_examples=300)
+@given(case=merges_and_sequences(), sizes=windows())
+def test_windowed_encoding_gives_the_reference_encoding(
+    case: tuple[int, list[tuple[int, int]], list[list[int]]], sizes: tuple[int, int]
+) -> None:
+    """Chunks longer than a window are encoded window by window and joined where two windows
+    agree (or whole, when no two do): the same ids for any merges, including runs of one symbol
+    whose windows may never agree."""
+    alphabet_size, merges, sequences = case
+    encoder = LongEncoder(alphabet_size, merges)
+    encoder.window, encoder.overlap = sizes
+    for sequence in sequences:
+        assert encoder.encode(sequence) == encode_reference(alphabet_size, merges, sequence)
+        assert encoder.encode_bytes(bytes(sequence), 0, len(sequence)) == encoder.encode(sequence)
+
+
+@pytest.mark.both_modes
+def test_windowed_encoding_of_a_genome_equals_encoding_it_whole() -> None:
+    """E. coli's first 600 kbp (120 kbp pure) with 2,000 merges learned on phage lambda: windows
+    of the default shape and of shapes that make hundreds or thousands of junctions give the
+    whole-chunk ids."""
+    merges = Trainer(4, [fasta_sequence(LAMBDA_PATH, 20_000)], [1], 2_004).run(2_000)
+    sequence = fasta_sequence(ECOLI_PATH, 600_000 if engine.is_compiled() else 120_000)
+    whole = LongEncoder(4, merges)
+    whole.window = len(sequence)
+    expected = whole.encode(sequence)
+    assert LongEncoder(4, merges).encode(sequence) == expected
+    for window, overlap in [(64, 16), (1 << 10, 1 << 6)]:
+        windowed = LongEncoder(4, merges)
+        windowed.window, windowed.overlap = window, overlap
+        assert windowed.encode(sequence) == expected
+        assert windowed.junctions >= len(sequence) // window - 1  # joined, not encoded whole

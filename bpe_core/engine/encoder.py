@@ -116,11 +116,15 @@ class Encoder:
 
     def encode_symbols(self, symbols: list[int]) -> list[int]:
         """Token ids for one chunk given as base symbol ids."""
-        if self.mirrored or (self._fresh_results() and (self._complete() or len(symbols) >= SWEEP_CHUNK)):
+        if self._takes_whole(len(symbols)):
             return self._long_encoder().encode(symbols)
         if len(symbols) >= LONG_CHUNK:
             return self._encode_long(symbols)
         return self._encode_short(symbols)
+
+    def _takes_whole(self, length: int) -> bool:
+        """Whether a chunk of this many symbols goes to the whole-chunk encoder."""
+        return len(self.mirrored) > 0 or (self._fresh_results() and (self._complete() or length >= SWEEP_CHUNK))
 
     def _complete(self) -> bool:
         """Whether no more merges may be added: while an importer adds merges one by one (and
@@ -341,7 +345,9 @@ class Encoder:
         encoder for long chunks of trained vocabularies and for mirrored encoding."""
         if not self.mirrored and (end - start < LONG_CHUNK or not self._fresh_results()):
             return self._short().encode(data, start, end)
-        return self.to_output(self.encode_symbols(list(data[start:end])))
+        if self._takes_whole(end - start):
+            return self.to_output(self._long_encoder().encode_bytes(data, start, end))
+        return self.to_output(self._encode_long(list(data[start:end])))
 
 
 class Decoder:
