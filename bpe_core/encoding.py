@@ -21,8 +21,9 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import IO, Any
 
 from bpe_core import progress as progress_bars
@@ -340,20 +341,27 @@ def write_ids(
     count = tokens = document_tokens = 0
     lengths: list[int] = []
     read = _named(documents, names) if written.names else documents
+    # text formats: the workers write each piece's text, so that this process only writes it
+    render = None if binary else partial(rendered, str if written.format == "ids" else tokenizer.token_text)
     if windows is not None:
         reserve = 1 if whole and options.eos_id is not None else 0
         pieces = window_pieces(
             tokenizer, read, windows, workers, options.allowed_special, options.disallowed_special, reserve
         )
     else:
-        pieces = tokenizer.encode_pieces(read, workers, options.allowed_special, options.disallowed_special)
+        pieces = tokenizer.encode_pieces(
+            read, workers, options.allowed_special, options.disallowed_special, render=render
+        )
     line_started = False  # text formats: one line per document, written piece by piece
     name_written = False  # the reader has already given the current document: its name is known
-    for ids, ends in pieces:
+    for piece, ends in pieces:
         if ends and whole and options.eos_id is not None:
-            ids = [options.eos_id]
-        tokens += len(ids)
-        document_tokens += len(ids)
+            piece = [options.eos_id]
+        if isinstance(piece, list):  # ids (binary, windows, the end token) are rendered here
+            piece = (id_bytes(piece, options.dtype), len(piece)) if render is None else render(piece)
+        payload, size = piece
+        tokens += size
+        document_tokens += size
         if not binary and written.names and not name_written:
             if windows is not None:
                 document, number, cut = windows.numbers[count]
@@ -362,10 +370,9 @@ def write_ids(
                 out.write(names[count] + "\t")
             name_written = True
         if binary:
-            out.write(id_bytes(ids, options.dtype))
-        elif ids:
-            show = str if written.format == "ids" else tokenizer.token_text
-            out.write((" " if line_started else "") + " ".join(map(show, ids)))
+            out.write(payload)
+        elif size:
+            out.write(" " + payload if line_started else payload)
             line_started = True
         if not ends:
             continue
@@ -381,6 +388,11 @@ def write_ids(
             if not progress_bars.counts_bytes(bar):
                 bar.update(1)
     return count, tokens, lengths
+
+
+def rendered(show: Callable[[int], str], ids: list[int]) -> tuple[str, int]:
+    """A piece's ids as the text of its part of a line, and how many there are."""
+    return " ".join(map(show, ids)), len(ids)
 
 
 def _named(documents: Iterable[Any], names: list[str]) -> Iterator[Any]:

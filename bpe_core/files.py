@@ -62,7 +62,7 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
     try:
         with unwind_on_termination():
             with handle:
-                yield handle
+                yield handle.file  # the file itself: the wrapper adds a call to every write
             os.chmod(handle.name, 0o666 & ~current_umask())  # temporary files are private; outputs are not
             try:
                 os.replace(handle.name, path)

@@ -11,7 +11,7 @@ import codecs
 import multiprocessing
 import os
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from random import Random
 from typing import Any
@@ -179,15 +179,18 @@ class Tokenizer:
         workers: int | None = None,
         allowed_special: Specials = frozenset(),
         disallowed_special: Specials = "all",
-    ) -> Iterator[tuple[list[int], bool]]:
+        render: Callable[[list[int]], Any] | None = None,
+    ) -> Iterator[tuple[Any, bool]]:
         """Ids for each document a reader gives, in order, in `workers` processes, in pieces:
         (ids, whether the document ends there). Streamed text is encoded piece by piece (cut where
-        no chunk can change), so however long a document is, memory holds a few pieces, not its ids."""
+        no chunk can change), so however long a document is, memory holds a few pieces, not its ids.
+        With `render`, each piece of ids is given as render(ids), computed by the workers (the end
+        of a document is still ([], True))."""
         in_flight: dict[int, Any] = {}  # documents not yet ended, to name the one that fails
         longest = max(map(len, self.spec.special_tokens), default=0)  # context that safe_cut needs
         numbered = numbered_pieces(documents, self.pretokenizer, self.safe_cut, longest + 2, in_flight)
 
-        def encode_piece(item: tuple[int, int, Any]) -> tuple[int, list[int] | None, str | None]:
+        def encode_piece(item: tuple[int, int, Any]) -> tuple[int, Any, str | None]:
             index, line, piece = item
             if piece is None:
                 return index, None, None
@@ -196,10 +199,12 @@ class Tokenizer:
                     allowed = allowed_specials(
                         piece, self.spec.special_tokens, allowed_special, disallowed_special, line
                     )
-                    return index, self.encode(piece, allowed_special=allowed, disallowed_special=frozenset()), None
-                return index, self.encode(piece), None
+                    ids = self.encode(piece, allowed_special=allowed, disallowed_special=frozenset())
+                else:
+                    ids = self.encode(piece)
             except BpeError as error:
                 return index, None, str(error)
+            return index, ids if render is None else render(ids), None
 
         for index, ids, failure in ordered_map(encode_piece, numbered, workers, lambda item: len(str(item[2]))):
             if failure is not None:
