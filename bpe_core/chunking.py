@@ -75,17 +75,23 @@ def pieces(
             yield rest
 
 
+WHOLE = -1  # numbered_pieces: the line number of a document given whole, which ends it
+
+
 def numbered_pieces(
     documents: Iterable[Any],
     pretokenizer: Pretokenizer,
     safe_cut: Callable[[str], int],
     context: int,
     in_flight: dict[int, Any],
+    whole: bool = False,
 ) -> Iterator[tuple[int, int, Any]]:
     """(document index, first line, piece) for each document, then (index, 0, None) to end it:
-    streamed text in pieces (`pieces`), other documents whole. Each document is put in
-    `in_flight` under its index as it is read (the caller removes it once ended), so an error can
-    name it without asking every document where it came from."""
+    streamed text in pieces (`pieces`), other documents whole. With `whole`, a document that is
+    not streamed is one item, (index, WHOLE, document), which also ends it (for many small
+    documents, half the items). Each document is put in `in_flight` under its index as it is read
+    (the caller removes it once ended), so an error can name it without asking every document
+    where it came from."""
     for index, document in enumerate(documents):
         in_flight[index] = document
         if isinstance(document, StreamedText):
@@ -93,6 +99,9 @@ def numbered_pieces(
             for piece in pieces([document], pretokenizer, safe_cut, context):
                 yield index, line, piece
                 line += piece.count("\n")
+        elif whole:
+            yield index, WHOLE, document
+            continue
         else:
             yield index, 1, document
         yield index, 0, None

@@ -355,8 +355,8 @@ def write_ids(
     line_started = False  # text formats: one line per document, written piece by piece
     name_written = False  # the reader has already given the current document: its name is known
     for piece, ends in pieces:
-        if ends and whole and options.eos_id is not None:
-            piece = [options.eos_id]
+        if ends:
+            piece = [options.eos_id] if whole and options.eos_id is not None else (b"" if binary else "", 0)
         if isinstance(piece, list):  # ids (binary, windows, the end token) are rendered here
             piece = (id_bytes(piece, options.dtype), len(piece)) if render is None else render(piece)
         payload, size = piece

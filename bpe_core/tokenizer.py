@@ -17,7 +17,7 @@ from random import Random
 from typing import Any
 
 from bpe_core import contract
-from bpe_core.chunking import normalize, numbered_pieces
+from bpe_core.chunking import WHOLE, normalize, numbered_pieces
 from bpe_core.config import ComponentConfig
 from bpe_core.contract import Reader, document_source
 from bpe_core.engine import Alphabet
@@ -188,30 +188,33 @@ class Tokenizer:
         of a document is still ([], True))."""
         in_flight: dict[int, Any] = {}  # documents not yet ended, to name the one that fails
         longest = max(map(len, self.spec.special_tokens), default=0)  # context that safe_cut needs
-        numbered = numbered_pieces(documents, self.pretokenizer, self.safe_cut, longest + 2, in_flight)
+        numbered = numbered_pieces(documents, self.pretokenizer, self.safe_cut, longest + 2, in_flight, whole=True)
 
-        def encode_piece(item: tuple[int, int, Any]) -> tuple[int, Any, str | None]:
+        def encode_piece(item: tuple[int, int, Any]) -> tuple[int, Any, str | None, bool]:
+            """(index, ids or their rendering, None or the error, whether the document ended)"""
             index, line, piece = item
             if piece is None:
-                return index, None, None
+                return index, None, None, True
             try:
                 if isinstance(piece, str) and self.spec.special_tokens:
                     allowed = allowed_specials(
-                        piece, self.spec.special_tokens, allowed_special, disallowed_special, line
+                        piece, self.spec.special_tokens, allowed_special, disallowed_special, max(line, 1)
                     )
                     ids = self.encode(piece, allowed_special=allowed, disallowed_special=frozenset())
                 else:
                     ids = self.encode(piece)
             except BpeError as error:
-                return index, None, str(error)
-            return index, ids if render is None else render(ids), None
+                return index, None, str(error), True
+            return index, ids if render is None else render(ids), None, line == WHOLE
 
-        for index, ids, failure in ordered_map(encode_piece, numbered, workers, lambda item: len(str(item[2]))):
+        for index, ids, failure, ended in ordered_map(encode_piece, numbered, workers, lambda item: len(str(item[2]))):
             if failure is not None:
                 raise BpeError(located(document_source(in_flight[index]), failure))
-            if ids is None:
+            if ids is not None:
+                yield ids, False
+            if ended:
                 del in_flight[index]
-            yield ([], True) if ids is None else (ids, False)
+                yield [], True
 
     def encode_with_offsets(self, document: Any) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids and, for each, the (start, end) it covers in the document (end exclusive), in the

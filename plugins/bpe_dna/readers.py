@@ -202,11 +202,12 @@ class FastqReader(_SequenceReader):
             try:
                 for title, sequence, quality in FastqGeneralIterator(handle):
                     count += 1
-                    last = f"record {count} ({title.split(None, 1)[0] if title else 'no id'})"
+                    name = title.split(None, 1)[0] if title else ""
+                    last = f"record {count} ({name or 'no id'})"
                     if not sequence:
                         raise ValueError("empty sequence")
                     if not sequence.isascii():
-                        raise BpeError(_not_ascii(path, title.split(None, 1)[0] if title else f"#{count}", sequence))
+                        raise BpeError(_not_ascii(path, name or f"#{count}", sequence))
                     if WHITESPACE.search(sequence):
                         raise ValueError("whitespace inside the sequence")
                     bad = NOT_A_SCORE.search(quality)
@@ -214,7 +215,7 @@ class FastqReader(_SequenceReader):
                         raise ValueError(
                             f"quality character {bad.group()!r} is not a printable ASCII score ('!' to '~')"
                         )
-                    yield Record(path, title.split(None, 1)[0] if title else f"#{count}", sequence)
+                    yield Record(path, name or f"#{count}", sequence)
             except UnicodeDecodeError as error:
                 raise _not_text(path, f"after {last}", error) from None
             except READ_ERRORS as error:
