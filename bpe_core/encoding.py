@@ -343,6 +343,7 @@ def write_ids(
     read = _named(documents, names) if written.names else documents
     # text formats: the workers write each piece's text, so that this process only writes it
     render = None if binary else partial(rendered, str if written.format == "ids" else tokenizer.token_text)
+    pieces: Iterator[tuple[Any, bool]]
     if windows is not None:
         reserve = 1 if whole and options.eos_id is not None else 0
         pieces = window_pieces(
@@ -356,10 +357,14 @@ def write_ids(
     name_written = False  # the reader has already given the current document: its name is known
     for piece, ends in pieces:
         if ends:
-            piece = [options.eos_id] if whole and options.eos_id is not None else (b"" if binary else "", 0)
-        if isinstance(piece, list):  # ids (binary, windows, the end token) are rendered here
-            piece = (id_bytes(piece, options.dtype), len(piece)) if render is None else render(piece)
-        payload, size = piece
+            piece = [options.eos_id] if whole and options.eos_id is not None else []
+        payload: Any
+        if render is None:
+            payload, size = id_bytes(piece, options.dtype), len(piece)
+        elif isinstance(piece, list):  # ids from the windows, the end token: rendered here
+            payload, size = render(piece)
+        else:
+            payload, size = piece
         tokens += size
         document_tokens += size
         if not binary and written.names and not name_written:

@@ -18,6 +18,7 @@ ENGINE_MODULES = (
     "chunk_counts",
     "encoder",
     "heap",
+    "joined_windows",
     "long_encoder",
     "mirror",
     "pairs",

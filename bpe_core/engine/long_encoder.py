@@ -16,7 +16,7 @@ open-addressing table of integers, not a dict (a table by pair for base symbols)
 
 A chunk longer than a window (WINDOW symbols: its positions and buckets stay in the CPU's L2
 cache) is encoded window by window and joined where two overlapping windows agree, which is exact
-(`_encode_windows` says why); a 4.6 Mbp genome encoded whole spent most of its time waiting for
+(`joined_windows` says why); a 4.6 Mbp genome encoded whole spent most of its time waiting for
 its 55 MB of positions, and windowed takes 2.5x less time.
 
 It requires merges that each create a new id (rank order is then creation order) and does not
@@ -29,6 +29,7 @@ from librt.vecs import append, pop, vec
 from mypy_extensions import i32, i64
 
 from bpe_core.engine.heap import sift_down, sift_up
+from bpe_core.engine.joined_windows import encode_joined
 
 NO_RANK: Final[i64] = -1
 END: Final[i32] = -1
@@ -45,7 +46,7 @@ SECOND: Final[i64] = 2
 OWN_IMAGE: Final[i64] = 3
 KEEP_SCRATCH: Final[i64] = 1 << 16  # positions whose buffers are kept between calls (short chunks)
 BASE_TABLE: Final[i64] = 256  # alphabets up to this size look base pairs up in a table
-WINDOW: Final[i64] = 1 << 15  # symbols per window of a long chunk (`_encode_windows`)
+WINDOW: Final[i64] = 1 << 15  # symbols per window of a long chunk (`joined_windows`)
 OVERLAP: Final[i64] = 1 << 9  # symbols two windows share (more when they find no junction)
 
 
@@ -265,7 +266,9 @@ class LongEncoder:
             return [int(source[index]) for index in range(size)]
         if self.mirrored or size <= self.window + self.overlap:
             return self._encode_whole(source)
-        return self._encode_windows(source)
+        result, junctions = encode_joined(source, self.window, self.overlap, self._window_tokens, self._encode_whole)
+        self.junctions += junctions
+        return result
 
     def _encode_whole(self, source: vec[i32]) -> list[int]:
         size: i64 = len(source)
@@ -324,63 +327,6 @@ class LongEncoder:
         starts = append(starts, end)
         self._release(end - start)
         return tokens, starts
-
-    def _encode_windows(self, source: vec[i32]) -> list[int]:
-        """A long chunk encoded window by window, each small enough to stay in the CPU cache.
-
-        A token sequence is the chunk's encoding when it spells the chunk and each two
-        neighbours are neighbours in the encoding of some text: merging their concatenation
-        gives the two again, so no merge of the whole chunk can cross their boundary. Windows
-        overlap; where two overlapping windows cut at the same place with the same token on
-        either side, the first's tokens up to there and the second's from there keep every
-        neighbour pair from one window. A window that finds no such junction starts further
-        back; one that cannot (back at the first's undecided tokens) leaves the chunk to be
-        encoded whole."""
-        size: i64 = len(source)
-        result: list[int] = []
-        end = min(size, self.window)
-        tokens, starts = self._window_tokens(source, 0, end)
-        taken: i64 = 0  # tokens[:taken] are in result; the rest are undecided
-        while end < size:
-            overlap = self.overlap
-            while True:
-                next_start = max(starts[taken], end - overlap)
-                next_end = min(size, max(end + 1, next_start + self.window))
-                next_tokens, next_starts = self._window_tokens(source, next_start, next_end)
-                mine, theirs = self._junction(tokens, starts, taken, next_tokens, next_starts)
-                if mine >= 0:
-                    break
-                if next_start == starts[taken]:
-                    return self._encode_whole(source)
-                overlap *= 2
-            self.junctions += 1
-            for index in range(taken, mine + 1):
-                result.append(tokens[index])
-            tokens, starts, taken, end = next_tokens, next_starts, theirs + 1, next_end
-        for index in range(taken, len(tokens)):
-            result.append(tokens[index])
-        return result
-
-    def _junction(
-        self, tokens: vec[i64], starts: vec[i64], taken: i64, next_tokens: vec[i64], next_starts: vec[i64]
-    ) -> tuple[i64, i64]:
-        """(i, j) with tokens[i], tokens[i + 1] == next_tokens[j], next_tokens[j + 1] at the same
-        place, i >= taken: the first such; (-1, -1) if there is none."""
-        mine = taken
-        theirs: i64 = 0
-        while mine + 1 < len(tokens) and theirs + 1 < len(next_tokens):
-            cut = starts[mine + 1]
-            other_cut = next_starts[theirs + 1]
-            if cut < other_cut:
-                mine += 1
-            elif other_cut < cut:
-                theirs += 1
-            elif tokens[mine] == next_tokens[theirs] and tokens[mine + 1] == next_tokens[theirs + 1]:
-                return mine, theirs
-            else:
-                mine += 1
-                theirs += 1
-        return -1, -1
 
     def _take(self, rank: i64) -> None:
         """Merge every live occurrence of rank's pair (its bucket), then free the bucket."""
