@@ -447,26 +447,21 @@ def encode_cold(script: Path, repeats: int, started: float, load_at_start: float
                 hf_reads,
             )
         )
-    for workers in READ_WORKERS:
-        sampled_batch = encoding[f"sampled batch {workers}"]
-        rows.append(
-            row(
-                f"bpe-core `encode_batch(reads, workers={workers})`",
-                f"{sampled_batch.best['reads']:,} reads sampled from E. coli",
-                sampled_batch,
-                encoding[f"sampled batch {READ_WORKERS[0]}"],
+    sampled_rows = (  # against one worker's time on the same reads
+        ("sampled batch", "bpe-core `encode_batch(reads, workers={})`", ""),
+        ("sampled", "`bpe encode --workers {}` (the command, start-up included)", " (FASTQ)"),
+    )
+    for key, tool, suffix in sampled_rows:
+        for workers in READ_WORKERS:
+            sampled_run = encoding[f"{key} {workers}"]
+            rows.append(
+                row(
+                    tool.format(workers),
+                    f"{sampled_run.best['reads']:,} reads sampled from E. coli{suffix}",
+                    sampled_run,
+                    encoding[f"{key} {READ_WORKERS[0]}"],
+                )
             )
-        )
-    for workers in READ_WORKERS:
-        sampled_run = encoding[f"sampled {workers}"]
-        rows.append(
-            row(
-                f"`bpe encode --workers {workers}` (the command, start-up included)",
-                f"{sampled_run.best['reads']:,} reads sampled from E. coli (FASTQ)",
-                sampled_run,
-                encoding[f"sampled {READ_WORKERS[0]}"],
-            )
-        )
     rows.append(
         row("hf-tokenizers `encode_batch(reads)` (threads on)", f"{reads['reads']:,} reads", hf_reads, hf_reads)
     )
