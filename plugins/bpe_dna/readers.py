@@ -1,4 +1,5 @@
-"""FASTA and FASTQ readers (Biopython's fast parsers), plain or gzip, files, globs or directories.
+"""FASTA and FASTQ readers, plain or gzip, files, globs or directories: Biopython's parsers, but for
+FASTQ's plain four-line records, cut out of blocks of text (`bpe_dna.fastq`).
 
 Each record becomes a `Record` that keeps its provenance (file and record id). Errors name the
 file and the record: malformed FASTQ, a FASTA file with no records or with text before the first
@@ -17,6 +18,7 @@ from typing import IO, Any
 from bpe_core.contract import Source, check_options
 from bpe_core.errors import BpeError
 from bpe_core.files import HashedFile, expand_paths, read_failure
+from bpe_dna.fastq import fastq_tuples
 
 FASTA_SUFFIXES = (".fa", ".fasta", ".fna", ".ffn", ".faa", ".frn", ".fa.gz", ".fasta.gz", ".fna.gz")
 FASTQ_SUFFIXES = (".fq", ".fastq", ".fq.gz", ".fastq.gz")
@@ -194,28 +196,19 @@ class FastqReader(_SequenceReader):
     suffixes = FASTQ_SUFFIXES
 
     def _records(self, path: str, handle: IO[str]) -> Iterator[Record]:
-        from Bio.SeqIO.QualityIO import FastqGeneralIterator  # imported on use: Biopython is slow to import
-
         count = 0
         last = "the start of the file"
         with handle:
             try:
-                for title, sequence, quality in FastqGeneralIterator(handle):
-                    count += 1
-                    name = title.split(None, 1)[0] if title else ""
-                    last = f"record {count} ({name or 'no id'})"
-                    if not sequence:
-                        raise ValueError("empty sequence")
-                    if not sequence.isascii():
-                        raise BpeError(_not_ascii(path, name or f"#{count}", sequence))
-                    if WHITESPACE.search(sequence):
-                        raise ValueError("whitespace inside the sequence")
-                    bad = NOT_A_SCORE.search(quality)
-                    if bad is not None:
-                        raise ValueError(
-                            f"quality character {bad.group()!r} is not a printable ASCII score ('!' to '~')"
-                        )
-                    yield Record(path, name or f"#{count}", sequence)
+                for records in fastq_tuples(handle):
+                    if not _sound(records):
+                        for number, (title, sequence, quality) in enumerate(records, start=count + 1):
+                            last = f"record {number} ({_read_id(title) or 'no id'})"
+                            _check_read(path, number, title, sequence, quality)
+                    for title, sequence, _ in records:
+                        count += 1
+                        yield Record(path, _read_id(title) or f"#{count}", sequence)
+                    last = f"record {count} ({_read_id(title) or 'no id'})"
             except UnicodeDecodeError as error:
                 raise _not_text(path, f"after {last}", error) from None
             except READ_ERRORS as error:
@@ -225,3 +218,34 @@ class FastqReader(_SequenceReader):
                 raise BpeError(f"{path}, {where}: malformed FASTQ: {error}") from None
         if count == 0:
             raise BpeError(f"{path}: no FASTQ records")
+
+
+def _read_id(title: str) -> str:
+    """A read's id: its title's first word ('' for no title)."""
+    return title.split(None, 1)[0] if title else ""
+
+
+def _sound(records: list[tuple[str, str, str]]) -> bool:
+    """Whether every read of a block passes `_check_read`, checked for the block at once."""
+    sequences = "".join([sequence for _, sequence, _ in records])
+    qualities = "".join([quality for _, _, quality in records])
+    return (
+        all([sequence for _, sequence, _ in records])
+        and sequences.isascii()
+        and not WHITESPACE.search(sequences)
+        and not NOT_A_SCORE.search(qualities)
+    )
+
+
+def _check_read(path: str, number: int, title: str, sequence: str, quality: str) -> None:
+    """Raise on a read that is empty, holds a letter that is not ASCII or whitespace, or a score
+    that is not printable ASCII (a ValueError is named by the caller as malformed FASTQ)."""
+    if not sequence:
+        raise ValueError("empty sequence")
+    if not sequence.isascii():
+        raise BpeError(_not_ascii(path, _read_id(title) or f"#{number}", sequence))
+    if WHITESPACE.search(sequence):
+        raise ValueError("whitespace inside the sequence")
+    bad = NOT_A_SCORE.search(quality)
+    if bad is not None:
+        raise ValueError(f"quality character {bad.group()!r} is not a printable ASCII score ('!' to '~')")
