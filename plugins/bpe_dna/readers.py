@@ -12,8 +12,7 @@ import re
 import warnings
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from bpe_core.contract import Source, check_options
 from bpe_core.errors import BpeError
@@ -24,9 +23,9 @@ FASTA_SUFFIXES = (".fa", ".fasta", ".fna", ".ffn", ".faa", ".frn", ".fa.gz", ".f
 FASTQ_SUFFIXES = (".fq", ".fastq", ".fq.gz", ".fastq.gz")
 
 
-@dataclass(frozen=True)
-class Record:
-    """One sequence with where it came from."""
+class Record(NamedTuple):
+    """One sequence with where it came from (a named tuple: workers are sent tens of thousands of
+    reads, and a tuple pickles in a tenth of a frozen dataclass's time)."""
 
     source: str
     id: str
