@@ -1,6 +1,7 @@
 """FASTQ records as Biopython's `FastqGeneralIterator` gives them, (title, sequence, quality),
-without its Python loop over every line: the common four-line records are cut out of large
-blocks of text with a few string operations each.
+without importing Biopython for the common four-line records (the import took 0.2 s of every
+`bpe encode` of reads): they are cut out of large blocks of text a column at a time, as fast as
+Biopython's parser reads them, and come in lists, so that the reader checks a block at once.
 
 The first record that is not plainly four lines (a sequence or quality wrapped over several
 lines, a blank line, a damaged record) goes to Biopython itself, from that record to the end of
@@ -12,7 +13,7 @@ import io
 import itertools
 import operator
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, cast
 
 BLOCK_CHARACTERS = 1 << 22  # text read at once: 4 M characters hold about 12,000 reads of 150 bp
 LAST = operator.itemgetter(-1)  # a line's last character: Biopython's rstrip takes off any space there
@@ -100,7 +101,8 @@ def _biopython_from(head: str, handle: IO[str]) -> Iterator[tuple[str, str, str]
     from Bio.SeqIO.QualityIO import FastqGeneralIterator  # imported on use: Biopython is slow to import
 
     head += handle.readline()
-    return FastqGeneralIterator(_Resumed(head, handle))  # type: ignore[no-untyped-call]
+    # the handle is read only as _Resumed reads it: read(0), readline() and iteration
+    return FastqGeneralIterator(cast(IO[str], _Resumed(head, handle)))
 
 
 class _Resumed:
