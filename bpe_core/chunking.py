@@ -18,7 +18,13 @@ from bpe_core.errors import BpeError
 from bpe_core.runners.local import ordered_map, shared_map
 
 SAMPLE_UNIT = 1 << 10  # characters of text per sampling decision (about a paragraph)
-BATCH_CHARS = 1 << 20  # characters handed to a worker at once
+# characters handed to a worker at once: small enough that the batches in flight, their pickled
+# copies and glibc's raised mmap threshold (every freed block of megabytes raises it, so later
+# ones stay in the heap and fragment it) kept 11 MB of text from peaking 50 MB above the imports
+BATCH_CHARS = 1 << 18
+# counting's first batch, counted where it is read (no pickled copy): below about a megabyte a
+# forked worker costs more time than it saves
+FIRST_BATCH_CHARS = 1 << 20
 # The most characters of streamed text held at once waiting for a place to cut (see `pieces`):
 # with the built-in patterns that takes a 64 Mi-character stretch with no letter before a
 # non-letter, which no real text has.
@@ -124,16 +130,18 @@ def subdivided(items: Iterable[Any], pretokenizer: Pretokenizer, size: int) -> I
         yield item
 
 
-def batched(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    """Consecutive items in lists of about `size` characters (each item still splits alone)."""
+def batched(items: Iterable[Any], size: int, first_size: int | None = None) -> Iterator[list[Any]]:
+    """Consecutive items in lists of about `size` characters (each item still splits alone), the
+    first of about `first_size` if given."""
     batch: list[Any] = []
     total = 0
+    limit = size if first_size is None else first_size
     for item in items:
         batch.append(item)
         total += piece_size(item)
-        if total >= size:
+        if total >= limit:
             yield batch
-            batch, total = [], 0
+            batch, total, limit = [], 0, size
     if batch:
         yield batch
 
@@ -232,8 +240,10 @@ def count_packed(
 def batches(
     documents: Iterable[Any], pretokenizer: Pretokenizer, sample: tuple[float, int] | None
 ) -> Iterator[list[Any]]:
-    """The documents as the lists of pieces counting hands a worker at once, sampled if asked."""
+    """The documents as the lists of pieces counting hands a worker at once, sampled if asked.
+    The first is larger: `shared_map` counts it here before it forks a worker, so an input of up
+    to FIRST_BATCH_CHARS characters is counted with no worker at all."""
     stream: Iterator[Any] = pieces(documents, pretokenizer)
     if sample is not None:
         stream = sampled(subdivided(stream, pretokenizer, SAMPLE_UNIT), *sample)
-    return batched(stream, BATCH_CHARS)
+    return batched(stream, BATCH_CHARS, FIRST_BATCH_CHARS)

@@ -26,7 +26,7 @@ from bpe_core.contract import Source, StreamedText, check_options
 from bpe_core.errors import BpeError
 from bpe_core.files import HashedFile, expand_paths, file_source, read_failure
 
-BLOCK_CHARS = 1 << 20
+BLOCK_CHARS = 1 << 16  # bytes read at once: blocks of megabytes fragmented the heap (see chunking.BATCH_CHARS)
 BOUNDARY_WINDOW = 1 << 20  # bytes after a grid point searched for a range boundary
 
 # where to cut bytes that start at a grid point: the cut's offset into them, or None
