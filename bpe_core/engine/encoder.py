@@ -11,7 +11,11 @@ lowest-ranked pair first and the leftmost occurrence on ties, which reproduces t
 hashable the caller chooses, such as the chunk's text) to their ids. Chunks given as byte ranges of
 a buffer (`encode_range`: packed symbols, one byte each) are encoded without a Python object per
 symbol (`short_encoder`) and cached by their bytes (`range_cache`; long ones if the caller asks),
-so a document's chunks need no Python object each either.
+so a document's chunks need no Python object each either. Byte ranges of LONG_CHUNK symbols and
+more go to the short encoder's heap until they add up to as many symbols as there are merges: the
+whole-chunk encoder's table costs about that much to build (for o200k_base a fifth of encoding a
+megabyte of Japanese, whose few long chunks it then encoded in a thirtieth of that), so it is built
+once the long chunks have paid for it, as a renter buys once the rent reaches the price.
 
 This module does not split documents into chunks or map chunks to symbols.
 """
@@ -52,6 +56,7 @@ class Encoder:
     short_encoder: ShortEncoder | None
     range_cache: RangeCache | None
     mirrored: list[int]
+    long_symbols: int  # symbols of long byte ranges the short encoder took since the merges changed
 
     def __init__(
         self,
@@ -77,6 +82,7 @@ class Encoder:
         self.short_encoder = None
         self.range_cache = None
         self.mirrored = []
+        self.long_symbols = 0
         for rank in range(len(merges)):
             self.add_merge(merges[rank][0], merges[rank][1], -1 if results is None else results[rank])
 
@@ -110,6 +116,7 @@ class Encoder:
         self.long_encoder = None
         self.short_encoder = None
         self.range_cache = None
+        self.long_symbols = 0
 
     def rank_of(self, left: int, right: int) -> int:
         return self.merge_rank.get(left * self.id_bound + right, NO_RANK)
@@ -343,11 +350,21 @@ class Encoder:
         """Ids (output layout) of a chunk given as bytes, one symbol id each: the short encoder
         for short chunks and for any chunk of merges that reuse ids (imports), the whole-chunk
         encoder for long chunks of trained vocabularies and for mirrored encoding."""
-        if not self.mirrored and (end - start < LONG_CHUNK or not self._fresh_results()):
+        if not self.mirrored and (end - start < LONG_CHUNK or not self._fresh_results() or self._renting(end - start)):
             return self._short().encode(data, start, end)
         if self._takes_whole(end - start):
             return self.to_output(self._long_encoder().encode_bytes(data, start, end))
         return self.to_output(self._encode_long(list(data[start:end])))
+
+    def _renting(self, length: int) -> bool:
+        """Whether a long byte range of `length` symbols goes to the short encoder's heap because
+        the whole-chunk encoder is not built yet and the long ranges so far (this one included)
+        have not yet added up to as many symbols as there are merges (see the module docstring).
+        From SWEEP_CHUNK symbols on (a genome) it is built at once."""
+        if self.long_encoder is not None or length >= SWEEP_CHUNK:
+            return False
+        self.long_symbols += length
+        return self.long_symbols < len(self.merge_result)
 
 
 class Decoder:
