@@ -379,15 +379,32 @@ def test_decode_of_an_id_outside_the_vocabulary_is_an_error_naming_it(tokenizer:
 # ---------------------------------------------------------------- encode_batch
 
 
-def test_encode_batch_keeps_order_and_equals_encode(tokenizer: bpe_core.Tokenizer) -> None:
+@pytest.fixture
+def any_batch_forks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Text batches of any size go to forked workers (by default a small one stays in this process)."""
+    monkeypatch.setattr(bpe_core.tokenizer, "MIN_CHARACTERS_PER_WORKER", 1)
+
+
+def test_encode_batch_keeps_order_and_equals_encode(tokenizer: bpe_core.Tokenizer, any_batch_forks: None) -> None:
     documents = paragraphs(training_text())[:300] + non_ascii_paragraphs(40) + ["", " ", multilingual_excerpt()]
     expected = [tokenizer.encode(document) for document in documents]
     assert tokenizer.encode_batch(documents, workers=2) == expected
+    assert tokenizer._pool is not None and tokenizer._pool.workers == 2
     assert tokenizer.encode_batch(documents, workers=1) == expected
     assert tokenizer.encode_batch([], workers=2) == []
 
 
-def test_encode_batch_rejects_a_special_string_in_any_document(tokenizer: bpe_core.Tokenizer) -> None:
+def test_a_text_batch_too_small_to_keep_two_workers_busy_forks_none(tokenizer: bpe_core.Tokenizer) -> None:
+    documents = paragraphs(training_text())[:300]
+    assert sum(map(len, documents)) < 2 * bpe_core.tokenizer.MIN_CHARACTERS_PER_WORKER
+    tokenizer.close()
+    assert tokenizer.encode_batch(documents, workers=2) == [tokenizer.encode(document) for document in documents]
+    assert tokenizer._pool is None
+
+
+def test_encode_batch_rejects_a_special_string_in_any_document(
+    tokenizer: bpe_core.Tokenizer, any_batch_forks: None
+) -> None:
     documents = paragraphs(training_text())[:200]
     documents[150] += EOT
     with pytest.raises(BpeError, match=re.escape(EOT)):
