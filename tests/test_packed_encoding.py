@@ -9,10 +9,12 @@ arbitrary Unicode text the text loop gives what splitting and encoding chunk by 
 the scanners it walks with split as the published patterns do under `regex`.
 """
 
+import gzip
+
 import pytest
 import regex
 from helpers.dna import fasta_records, fastq_reads
-from helpers.paths import CHR17_PATH, ECOLI_PATH, LAMBDA_PATH
+from helpers.paths import BENCHMARK_TEXTS, CHR17_PATH, ECOLI_PATH, LAMBDA_PATH, require
 from helpers.patterns import PUBLISHED_PATTERNS
 from helpers.reference import encode_reference
 from hypothesis import given, settings
@@ -25,6 +27,7 @@ from bpe_core.engine.chunk_counts import PADDING
 from bpe_core.engine.range_cache import RangeCache
 from bpe_core.engine.short_encoder import ShortEncoder
 from bpe_core.plugins import registry
+from bpe_text.encoding import wide_runs
 
 pytestmark = pytest.mark.both_modes
 
@@ -195,6 +198,28 @@ def test_packed_text_encoding_gives_the_chunk_by_chunk_ids_on_the_python_docs(do
 def test_packed_text_encoding_gives_the_chunk_by_chunk_ids_on_any_unicode_text(docs_tokenizers, text):
     for tokenizer in docs_tokenizers.values():
         assert tokenizer.encode_ordinary(text) == chunk_by_chunk(tokenizer, text)
+
+
+@pytest.mark.parametrize("path", BENCHMARK_TEXTS, ids=lambda path: path.name.split(".")[1])
+def test_packed_text_encoding_gives_the_chunk_by_chunk_ids_on_japanese_and_german(docs_tokenizers, path):
+    text = gzip.open(require(path), "rt", encoding="utf-8").read()[:100_000]
+    for tokenizer in docs_tokenizers.values():
+        assert tokenizer.encode_ordinary(text) == chunk_by_chunk(tokenizer, text)
+
+
+NON_ASCII_RUN = regex.compile(r"[^\x00-\x7f]+")
+
+
+@settings(max_examples=300)
+@given(
+    text=st.text(alphabet=st.sampled_from("ab \n\t0é€日本😀\ud800\x7f\x80"), max_size=120)
+    | st.text(max_size=60)
+    | st.sampled_from(["", "é", "abcdefgh" * 5 + "ü", "ü" + "abcdefgh" * 5, "日本語" * 30])
+)
+def test_wide_runs_are_the_runs_a_regex_finds_of_non_ascii_characters(text):
+    data = text.encode("utf-8", "surrogatepass")
+    expected = [edge for run in NON_ASCII_RUN.finditer(text) for edge in run.span()]
+    assert wide_runs(data + PADDING, len(data)) == expected
 
 
 # ---------------------------------------------------------------- the DNA plugin's packed path

@@ -52,7 +52,6 @@ SCANNER_KINDS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
 # took 0.5 s per MiB of text with no cut.)
 # runs of characters that take more than one byte in UTF-8, found at C speed so the compiled
 # encoding loop counts bytes one character at a time only in chunks that touch one
-NON_ASCII = regex.compile(r"[^\x00-\x7f]+")
 _CUT_BEFORE_LETTER = regex.compile(r"(?<=\S)\n\p{L}", flags=regex.REVERSE)
 _CUT_AFTER_LETTER = regex.compile(r"\p{L}[^\p{L}\p{M}']", flags=regex.REVERSE)
 
@@ -237,8 +236,7 @@ class RegexPretokenizer(ByteLevel):
         goes to the engine as a byte range of the document's UTF-8 (no string per chunk)."""
         scanner = self.scanner
         if scanner is not None:
-            wide = [] if document.isascii() else [edge for run in NON_ASCII.finditer(document) for edge in run.span()]
-            return encode_text(scanner, document, encoder, wide)
+            return encode_text(scanner, document, encoder)
         return encoder.encode_utf8_chunks(self.split(document))
 
     def prepare(self, encoder: Encoder) -> None:

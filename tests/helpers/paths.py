@@ -24,6 +24,10 @@ TANDEM_PATH = DNA_DIR / "tandem_repeat_stress.fa.gz"
 READS_PATH = DNA_DIR / "lambda_reads_1.fq.gz"
 MALFORMED_DIR = DNA_DIR / "malformed"
 POP909_DIR = DATA_DIR / "midi" / "pop909"
+# shipped with the benchmarks (with their license): the Debian Reference in Japanese and German
+BENCHMARK_TEXTS = [
+    PROJECT_ROOT / "benchmarks" / "data" / f"debian-reference.{language}.txt.gz" for language in ("ja", "de")
+]
 
 
 def require(path: Path) -> Path:
