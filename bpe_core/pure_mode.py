@@ -1,6 +1,11 @@
 """BPE_CORE_PURE=1 at run time: import the Python sources of compiled modules (the engine and
 plugins' kernels) even where mypyc-compiled modules are installed beside them, so one
 installation can run in both modes. Imported first by bpe_core/__init__.py.
+
+The same happens, unasked, when this bpe_core is a source tree with no compiled engine (Python
+started in a clone, beside an installed compiled bpe-core): the installed plugins' compiled
+kernels would otherwise meet the source tree's pure engine and refuse its objects ("Encoder
+object expected; got Encoder").
 """
 
 import importlib.machinery
@@ -35,5 +40,13 @@ class SourceFinder:
         return importlib.util.spec_from_file_location(fullname, source)
 
 
-if os.environ.get("BPE_CORE_PURE") == "1" and not any(isinstance(finder, SourceFinder) for finder in sys.meta_path):
+def engine_is_compiled() -> bool:
+    """Whether this bpe_core's engine has compiled modules beside its sources."""
+    engine = os.path.join(os.path.dirname(os.path.abspath(__file__)), "engine")
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    return any(name.startswith("encoder.") and name.endswith(suffixes) for name in os.listdir(engine))
+
+
+pure = os.environ.get("BPE_CORE_PURE") == "1" or not engine_is_compiled()
+if pure and not any(isinstance(finder, SourceFinder) for finder in sys.meta_path):
     sys.meta_path.insert(0, SourceFinder())

@@ -57,6 +57,30 @@ def test_the_engine_runs_in_the_mode_this_run_asks_for():
         assert engine.is_compiled() == all(from_extensions.values()), files
 
 
+def test_python_started_in_the_source_tree_runs_its_engine_and_the_installed_kernels_alike(tmp_path):
+    """`python` in a clone imports the clone's bpe_core, which has no compiled engine, while the
+    text plugin comes installed and compiled: both must then be one kind, and encoding works."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("hello world, naïve café, 日本語のテキスト\n" * 200, encoding="utf-8")
+    code = textwrap.dedent(
+        """
+        import sys
+        import bpe_core, bpe_core.engine.encoder, bpe_text.encoding
+        tok = bpe_core.train("configs/gpt2-style.yaml", [sys.argv[1]], {"trainer.vocab_size": 300})
+        assert tok.decode(tok.encode("naïve café 日本語")) == "naïve café 日本語"
+        print(bpe_core.__file__, bpe_core.engine.encoder.__file__, bpe_text.encoding.__file__)
+        """
+    )
+    environment = {key: value for key, value in os.environ.items() if key != "BPE_CORE_PURE"}
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(corpus)], cwd=SOURCE_TREE, env=environment, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    package, engine_file, kernel_file = result.stdout.split()
+    assert is_inside(package, SOURCE_PACKAGE), package
+    assert engine_file.endswith(".so") == kernel_file.endswith(".so"), (engine_file, kernel_file)
+
+
 def test_bpe_version_names_the_engine_mode():
     console_script = Path(sys.executable).parent / "bpe"
     assert console_script.exists(), f"no console script {console_script}"
