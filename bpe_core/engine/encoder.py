@@ -348,8 +348,8 @@ class Encoder:
 
     def _encode_bytes(self, data: bytes, start: i64, end: i64) -> list[int]:
         """Ids (output layout) of a chunk given as bytes, one symbol id each: the short encoder
-        for short chunks and for any chunk of merges that reuse ids (imports), the whole-chunk
-        encoder for long chunks of trained vocabularies and for mirrored encoding."""
+        for short chunks, for any chunk of merges that reuse ids (imports) and for long chunks
+        while `_renting`, the whole-chunk encoder for other long chunks and for mirrored encoding."""
         if not self.mirrored and (end - start < LONG_CHUNK or not self._fresh_results() or self._renting(end - start)):
             return self._short().encode(data, start, end)
         if self._takes_whole(end - start):

@@ -22,7 +22,7 @@ Tuples = list[tuple[str, str, str]]
 
 def fastq_tuples(handle: IO[str], block_characters: int = BLOCK_CHARACTERS) -> Iterator[Tuples]:
     """(title, sequence, quality) for each record of the text `handle`, as FastqGeneralIterator
-    gives them, in lists: one per block of text (or less)."""
+    gives them, in lists: one per block of text, and one per record once Biopython reads."""
     pending = ""  # text from the start of a record that a block cut off
     while True:
         block = handle.read(block_characters)

@@ -35,7 +35,7 @@ class Record(NamedTuple):
         return self.sequence
 
 
-# per record, one regex search each instead of a Python loop over the letters (the reads' hot path)
+# one regex search a block of reads (`_sound`), and a read (`_check_read`) only to name the bad one
 WHITESPACE = re.compile(r"\s")  # what str.isspace calls whitespace
 NOT_A_SCORE = re.compile(r"[^!-~]")
 READ_ERRORS = (OSError, EOFError, zlib.error)  # what reading a file, gzip or not, can raise
