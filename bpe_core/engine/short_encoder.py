@@ -10,6 +10,11 @@ dict. The chunk's symbols are read straight from the caller's bytes, so no Pytho
 per symbol, and the ids come out in the output layout. It gives exactly what `encoder.Encoder`
 gives for the same chunk.
 
+Most of those table lookups find no merge (62% of them on Japanese with o200k_base), and each
+cost a cache miss in a table of megabytes. A filter of one bit per hash bucket, a sixteenth of
+the table's size and built from the same hash, answers most of them first: a cold megabyte of
+Japanese encodes in 13-16% less time with it.
+
 From HEAP_CHUNK symbols on, rescanning every pair after each merge costs more than it saves:
 such a chunk is merged over a linked list instead, with a binary heap of (rank, position) keys in
 an i64 vec, O(n log n) (a Japanese sentence without spaces is one chunk of 20-90 bytes). Both take
@@ -32,6 +37,7 @@ NO_BYTE_RANK: Final[i32] = -1
 EMPTY: Final[i64] = -1
 BYTE_PAIRS: Final[i64] = 256 * 256
 HEAP_CHUNK: Final[i64] = 24  # from this many symbols on, the heap instead of the rescans
+FILTER_BITS_PER_PAIR: Final[i64] = 8  # at least: 6-12% of the pairs no merge makes pass the filter
 
 
 class ShortEncoder:
@@ -46,7 +52,11 @@ class ShortEncoder:
     byte_ranks: vec[i32]  # [left * 256 + right]: the rank of a pair of ids below 256
     slots: vec[i64]  # per slot: pair key << rank_bits | rank (one word: o200k's table is 4 MB, not 8)
     mask: i64  # slot count - 1
+    # bit (hash & filter_mask) is set if a pair in `slots` has that hash: a clear bit means no merge
+    filter: vec[i64]
+    filter_mask: i64
     rank_bits: i64
+    bit_values: vec[i64]
     results: vec[i64]
     output: vec[i64]
     mapped: bool
@@ -71,6 +81,13 @@ class ShortEncoder:
             capacity *= 2
         self.slots = vec[i64]([EMPTY] * capacity)
         self.mask = capacity - 1
+        filter_bits: i64 = 64
+        while filter_bits < FILTER_BITS_PER_PAIR * len(merges):
+            filter_bits *= 2
+        self.filter = vec[i64]([0] * (filter_bits // 64))
+        self.filter_mask = filter_bits - 1
+        # [b]: the word with only bit b set (bit 63 is the sign bit of an i64)
+        self.bit_values = vec[i64]([1 << bit if bit < 63 else -(1 << 63) for bit in range(64)])
         for rank in range(len(merges)):
             left: i64 = merges[rank][0]
             right: i64 = merges[rank][1]
@@ -87,13 +104,16 @@ class ShortEncoder:
         self.preceding = vec[i64]()
         self.heap = vec[i64]()
 
-    def _slot(self, key: i64) -> i64:
+    def _hash(self, key: i64) -> i64:
         # mix the high bits in, and keep the product below 2**63 so pure and compiled agree
         mixed = (key ^ (key >> 29)) & 0x7FFFFFFF
-        return ((mixed * 2654435761) >> 7) & self.mask
+        return (mixed * 2654435761) >> 7
 
     def _insert(self, key: i64, rank: i64) -> None:
-        slot = self._slot(key)
+        hashed = self._hash(key)
+        bit = hashed & self.filter_mask
+        self.filter[bit >> 6] |= self.bit_values[bit & 63]
+        slot = hashed & self.mask
         while self.slots[slot] != EMPTY:
             if self.slots[slot] >> self.rank_bits == key:
                 return  # the first rank of a pair counts
@@ -106,7 +126,11 @@ class ShortEncoder:
             rank = i64(self.byte_ranks[left * 256 + right])
             return NO_RANK if rank == NO_BYTE_RANK else rank
         key = left * self.id_bound + right
-        slot = self._slot(key)
+        hashed = self._hash(key)
+        bit = hashed & self.filter_mask
+        if (self.filter[bit >> 6] >> (bit & 63)) & 1 == 0:
+            return NO_RANK
+        slot = hashed & self.mask
         slots = self.slots
         bits = self.rank_bits
         while True:
