@@ -219,7 +219,7 @@ NON_ASCII_RUN = regex.compile(r"[^\x00-\x7f]+")
 def test_wide_runs_are_the_runs_a_regex_finds_of_non_ascii_characters(text):
     data = text.encode("utf-8", "surrogatepass")
     expected = [edge for run in NON_ASCII_RUN.finditer(text) for edge in run.span()]
-    assert wide_runs(data + PADDING, len(data)) == expected
+    assert list(wide_runs(data + PADDING, len(data))) == expected
 
 
 # ---------------------------------------------------------------- the DNA plugin's packed path
