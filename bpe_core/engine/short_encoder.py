@@ -65,7 +65,7 @@ class ShortEncoder:
     ranks: vec[i64]  # the rank of the pair each part starts
     following: vec[i64]  # the heap path's linked list: next and previous position, -1 at the ends
     preceding: vec[i64]
-    heap: vec[i64]  # rank * size + position, a binary min-heap in its first entries
+    heap: vec[i64]  # rank << shift | position, a binary min-heap in its first entries
 
     def __init__(
         self, alphabet_size: int, merges: list[tuple[int, int]], results: list[int], output_ids: list[int]
@@ -149,19 +149,11 @@ class ShortEncoder:
         if len(self.parts) < size:
             self.parts = vec[i64]([0] * size)
             self.ranks = vec[i64]([0] * size)
+        self._read(data, start, size)
         if size >= HEAP_CHUNK:
-            return self._encode_heap(data, start, size)
+            return self._encode_heap(size)
         parts = self.parts
         ranks = self.ranks
-        byte_ranks = self.byte_ranks
-        previous: i64 = data[start]
-        parts[0] = previous
-        for index in range(1, size):
-            symbol: i64 = data[start + index]
-            parts[index] = symbol
-            rank = i64(byte_ranks[previous * 256 + symbol])
-            ranks[index - 1] = NO_RANK if rank == NO_BYTE_RANK else rank
-            previous = symbol
         count = size
         while count > 1:
             best_rank = NO_RANK
@@ -188,6 +180,21 @@ class ShortEncoder:
             self._put(result, parts[index])
         return result
 
+    def _read(self, data: bytes, start: i64, size: i64) -> None:
+        """Fill parts[:size] with the chunk's symbols and ranks[:size - 1] with the ranks of
+        their pairs (pairs of bytes: from the byte table, no call per pair)."""
+        parts = self.parts
+        ranks = self.ranks
+        byte_ranks = self.byte_ranks
+        previous: i64 = data[start]
+        parts[0] = previous
+        for index in range(1, size):
+            symbol: i64 = data[start + index]
+            parts[index] = symbol
+            rank = i64(byte_ranks[previous * 256 + symbol])
+            ranks[index - 1] = NO_RANK if rank == NO_BYTE_RANK else rank
+            previous = symbol
+
     def _put(self, result: list[int], token: i64) -> None:
         """Append a token to `result` as the output layout writes it (or not, if it drops it)."""
         if not self.mapped:
@@ -197,9 +204,10 @@ class ShortEncoder:
         if written >= 0:
             result.append(written)
 
-    def _encode_heap(self, data: bytes, start: i64, size: i64) -> list[int]:
-        """`encode` for a chunk of HEAP_CHUNK symbols or more: a linked list and a heap of
-        rank * size + position (stale keys, whose position's pair has changed, are skipped)."""
+    def _encode_heap(self, size: i64) -> list[int]:
+        """`encode` for a chunk of HEAP_CHUNK symbols or more, once `_read` has read it: a linked
+        list and a heap of rank << shift | position, shift the bits a position takes (stale keys, whose position's pair
+        has changed, are skipped)."""
         if len(self.following) < size:
             self.following = vec[i64]([0] * size)
             self.preceding = vec[i64]([0] * size)
@@ -210,24 +218,26 @@ class ShortEncoder:
         preceding = self.preceding
         heap = self.heap
         held: i64 = 0
+        shift: i64 = 1
+        while (1 << shift) < size:
+            shift += 1
+        positions: i64 = (1 << shift) - 1
         for index in range(size):
-            parts[index] = data[start + index]
             following[index] = index + 1
             preceding[index] = index - 1
         following[size - 1] = -1
         for index in range(size - 1):
-            rank = self.rank_of(parts[index], parts[index + 1])
-            ranks[index] = rank
+            rank = ranks[index]
             if rank != NO_RANK:
-                sift_up(heap, held, rank * size + index)
+                sift_up(heap, held, (rank << shift) | index)
                 held += 1
         ranks[size - 1] = NO_RANK
         while held > 0:
             key = heap[0]
             held -= 1
             sift_down(heap, held, heap[held])
-            rank = key // size
-            position = key - rank * size
+            rank = key >> shift
+            position = key & positions
             if ranks[position] != rank:
                 continue  # stale: the pair starting here has changed since
             new_id = self.results[rank]
@@ -243,14 +253,14 @@ class ShortEncoder:
                 rank = self.rank_of(new_id, parts[after])
                 ranks[position] = rank
                 if rank != NO_RANK:
-                    sift_up(heap, held, rank * size + position)
+                    sift_up(heap, held, (rank << shift) | position)
                     held += 1
             before = preceding[position]
             if before >= 0:
                 rank = self.rank_of(parts[before], new_id)
                 ranks[before] = rank
                 if rank != NO_RANK:
-                    sift_up(heap, held, rank * size + before)
+                    sift_up(heap, held, (rank << shift) | before)
                     held += 1
         result: list[int] = []
         position = 0  # the first position is never merged away
