@@ -8,6 +8,7 @@ file formats read specs, `loading` turns them into tokenizers.
 """
 
 import codecs
+import gc
 import multiprocessing
 import os
 import weakref
@@ -101,6 +102,10 @@ class Tokenizer:
         for internal in range(internal_count - 1, -1, -1):  # the first internal id wins for shared ids
             if layout.ids[internal] >= 0:
                 self._internal[layout.ids[internal]] = internal
+        # What was just built holds lists of hundreds of thousands of items, which the garbage
+        # collector's young generations would each traverse once more (10 ms for o200k_base, at
+        # the first encode_batch, a tenth of encoding a megabyte): they go to the oldest now.
+        gc.collect(1)
 
     @property
     def merges(self) -> list[tuple[int, int]]:
