@@ -23,6 +23,7 @@ from bpe_core.chunking import count_chunks, pieces
 from bpe_core.contract import StreamedText
 from bpe_core.engine.encoder import LONG_CHUNK
 from bpe_core.plugins import registry
+from bpe_text.pretokenizers import _CUT_AFTER_LETTER, _CUT_BEFORE_LETTER
 
 REGEX_PRETOKENIZERS = sorted(PUBLISHED_PATTERNS)
 
@@ -388,6 +389,29 @@ def test_a_safe_cut_keeps_every_chunk_whatever_text_follows(name):
         if cut > 0:
             whole = text + rest
             assert splitter.split(whole[:cut]) + splitter.split(whole[cut:]) == splitter.split(whole)
+
+    check()
+
+
+def whole_text_cut(text: str) -> int:
+    """The cut rule searched over the whole text, both patterns (what `safe_cut` gives faster)."""
+    line = _CUT_BEFORE_LETTER.search(text)
+    letter = _CUT_AFTER_LETTER.search(text)
+    return max(line.end() - 1 if line is not None else 0, letter.start() + 1 if letter is not None else 0)
+
+
+def test_the_safe_cut_is_the_latest_cut_of_either_rule_on_the_docs_and_any_text(docs_text):
+    splitter = pretokenizer("gpt2")
+    for start in range(0, len(docs_text), 65521):
+        block = docs_text[start : start + 65536]
+        assert splitter.safe_cut(block) == whole_text_cut(block)
+
+    @settings(max_examples=500)
+    @given(text=stream_text)
+    @example(text="word\nLetter")  # the line's cut is one after the letter's
+    @example(text="x \nLetter")
+    def check(text):
+        assert splitter.safe_cut(text) == whole_text_cut(text)
 
     check()
 

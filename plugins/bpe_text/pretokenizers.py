@@ -247,9 +247,13 @@ class RegexPretokenizer(ByteLevel):
     def safe_cut(self, text: str) -> int:
         if not self.builtin:
             return 0
-        line = _CUT_BEFORE_LETTER.search(text)
         letter = _CUT_AFTER_LETTER.search(text)
-        return max(line.end() - 1 if line is not None else 0, letter.start() + 1 if letter is not None else 0)
+        after = letter.start() + 1 if letter is not None else 0
+        # the later cut wins, and a line's cut is later only if its newline is after the letter:
+        # the line search stops there (back to the text's start, it took 0.2 ms a 64 KB block of
+        # the docs, whose lines mostly start with spaces: a seventh of counting 11 MB)
+        line = _CUT_BEFORE_LETTER.search(text, max(after - 1, 0))
+        return max(line.end() - 1 if line is not None else 0, after)
 
 
 class WhitespacePretokenizer(ByteLevel):
