@@ -213,26 +213,35 @@ def count_packed(
     """Unique chunks of all documents as packed symbol ids (what a `Counts` holds) with how often
     each occurs, as `count_chunks` would count them, through a pretokenizer that `CountsPacked`.
 
-    Each batch is counted into a compiled table and travels back as one `bytes`; this process
-    counts batches too (`shared_map`), so `workers` cores take `workers` processes, not one more.
+    A worker counts each batch into a compiled table that travels back as one `bytes`; this
+    process counts batches too (`shared_map`), straight into the totals, so `workers` cores take
+    `workers` processes, not one more.
     """
     packer = pretokenizer
     assert isinstance(packer, CountsPacked)
+    totals = ChunkCounts()
 
-    def count(batch: list[Any]) -> tuple[bytes, int]:
-        counts = ChunkCounts()
+    def count_into(batch: list[Any], counts: ChunkCounts) -> int:
         size = 0
         for piece in batch:
             if prepare is not None:
                 piece = prepare(piece)
             packer.count_packed(piece, counts)
             size += piece_size(piece)
+        return size
+
+    def count(batch: list[Any]) -> tuple[bytes, int]:
+        counts = ChunkCounts()
+        size = count_into(batch, counts)
         return counts.serialized(), size
 
-    totals = ChunkCounts()
+    def count_here(batch: list[Any]) -> tuple[bytes, int]:
+        return b"", count_into(batch, totals)
+
     with progress_bars.bar(progress, "counting chunks", unit="char", unit_scale=True) as bar:
-        for partial, size in shared_map(count, batches(documents, pretokenizer, sample), workers):
-            totals.add_serialized(partial)
+        for partial, size in shared_map(count, batches(documents, pretokenizer, sample), workers, here=count_here):
+            if partial:
+                totals.add_serialized(partial)
             bar.update(size)
     return totals.items()
 

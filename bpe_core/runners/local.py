@@ -113,9 +113,16 @@ def _result(future: "Future[Result]") -> Result:
         raise MemoryError("a worker process died (out of memory, or killed)") from None
 
 
-def shared_map(function: Callable[[Any], Result], items: Iterable[Any], workers: int | None = None) -> Iterator[Result]:
+def shared_map(
+    function: Callable[[Any], Result],
+    items: Iterable[Any],
+    workers: int | None = None,
+    here: Callable[[Any], Result] | None = None,
+) -> Iterator[Result]:
     """Yield function(item) for each item, in no set order, computed here and in `workers - 1`
     forked processes: this process takes an item itself whenever those have enough queued.
+    `here`, if given, is what this process calls instead of `function` on the items it takes
+    (say, one that adds into a total it holds rather than returning a copy to add).
 
     For work whose results add up in any order (counting). Fewer processes than `ordered_map`
     for the same cores, so less memory: a forked process's resident size starts at its
@@ -124,13 +131,14 @@ def shared_map(function: Callable[[Any], Result], items: Iterable[Any], workers:
     """
     global _worker_function
     workers = workers or default_workers()
+    local = here or function
     iterator = iter(items)
     for item in itertools.islice(iterator, 1):
-        yield function(item)
+        yield local(item)
     head = list(itertools.islice(iterator, 1))
     if workers <= 1 or not head or "fork" not in multiprocessing.get_all_start_methods():
         for item in itertools.chain(head, iterator):
-            yield function(item)
+            yield local(item)
         return
     if _worker_function is not None:
         raise RuntimeError("shared_map does not nest")
@@ -143,7 +151,7 @@ def shared_map(function: Callable[[Any], Result], items: Iterable[Any], workers:
             if len(pending) < 2 * (workers - 1):
                 pending.append(pool.submit(_call, item))
             else:
-                yield function(item)
+                yield local(item)
             while pending and pending[0].done():
                 yield _result(pending.popleft())
         while pending:
