@@ -212,7 +212,7 @@ class LongEncoder:
                 self.free_block = i64(self.pool[fresh])
             else:
                 fresh = len(self.pool)
-                for _ in range(BLOCK_SIZE):
+                while len(self.pool) < fresh + BLOCK_SIZE:  # not `for _ in range`: mypyc boxes `_`
                     self.pool = append(self.pool, 0)
             self.pool[fresh] = i32(block)
             self.pool[fresh + 1] = 0

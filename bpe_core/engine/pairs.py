@@ -27,16 +27,18 @@ def _slot(key: i64, mask: i64) -> i64:
 
 
 def _empty_keys(capacity: i64) -> vec[i64]:
-    # filled in place: a list of `capacity` EMPTYs to build it from would cost 8 bytes a slot more
+    # filled in place: a list of `capacity` EMPTYs to build it from would cost 8 bytes a slot more;
+    # counted in an i64, as mypyc boxes the index of `for _ in range(...)` on every turn (a
+    # tenth of training's instructions went to growing these tables)
     keys = vec[i64](capacity=capacity)
-    for _ in range(capacity):
+    while len(keys) < capacity:
         keys = append(keys, EMPTY)
     return keys
 
 
 def _empty_ids(capacity: i64) -> vec[i32]:
     ids = vec[i32](capacity=capacity)
-    for _ in range(capacity):
+    while len(ids) < capacity:
         ids = append(ids, i32(EMPTY))
     return ids
 
