@@ -7,62 +7,64 @@ knows no rule. Entries go stale when counts change; the trainer discards them la
 does not know what a pair is.
 """
 
+from typing import Final
+
 from librt.vecs import append, pop, vec
 from mypy_extensions import i64
 
+ENTRY: Final[i64] = 3  # a PairHeap entry: count, tie, pair id
+
 
 class PairHeap:
-    """Binary max-heap on (count, tie) with a pair id payload; no tuples, no heapq, no boxing."""
+    """Binary max-heap on (count, tie) with a pair id payload; no tuples, no heapq, no boxing.
+    An entry's three values sit side by side in one vec, so a step down the heap reads one
+    cache line, not one in each of three vecs (the trainer's pops had a quarter of its cache
+    misses)."""
 
-    counts: vec[i64]
-    ties: vec[i64]
-    pair_ids: vec[i64]
+    entries: vec[i64]  # count, tie, pair id per entry, in heap order
 
     def __init__(self) -> None:
-        self.counts = vec[i64]()
-        self.ties = vec[i64]()
-        self.pair_ids = vec[i64]()
+        self.entries = vec[i64]()
 
     def size(self) -> i64:
-        return len(self.pair_ids)
+        return len(self.entries) // ENTRY
 
     def push(self, count: i64, tie: i64, pair_id: i64) -> None:
-        # vecs are values: append may return a new buffer, so write the fields back first
-        self.counts = append(self.counts, count)
-        self.ties = append(self.ties, tie)
-        self.pair_ids = append(self.pair_ids, pair_id)
-        counts = self.counts
-        ties = self.ties
-        pair_ids = self.pair_ids
-        child: i64 = len(pair_ids) - 1
+        # vecs are values: append may return a new buffer, so write the field back first
+        self.entries = append(self.entries, count)
+        self.entries = append(self.entries, tie)
+        self.entries = append(self.entries, pair_id)
+        entries = self.entries
+        child: i64 = len(entries) // ENTRY - 1
         while child > 0:
             parent = (child - 1) >> 1
-            parent_count = counts[parent]
-            if parent_count > count or (parent_count == count and ties[parent] >= tie):
+            above = parent * ENTRY
+            parent_count = entries[above]
+            if parent_count > count or (parent_count == count and entries[above + 1] >= tie):
                 break
-            counts[child] = parent_count
-            ties[child] = ties[parent]
-            pair_ids[child] = pair_ids[parent]
+            below = child * ENTRY
+            entries[below] = parent_count
+            entries[below + 1] = entries[above + 1]
+            entries[below + 2] = entries[above + 2]
             child = parent
-        counts[child] = count
-        ties[child] = tie
-        pair_ids[child] = pair_id
+        below = child * ENTRY
+        entries[below] = count
+        entries[below + 1] = tie
+        entries[below + 2] = pair_id
 
     def top_count(self) -> i64:
-        return self.counts[0]
+        return self.entries[0]
 
     def top_pair(self) -> i64:
-        return self.pair_ids[0]
+        return self.entries[2]
 
     def pop(self) -> None:
         """Remove the best entry (the heap must not be empty)."""
-        self.counts, last_count = pop(self.counts)
-        self.ties, last_tie = pop(self.ties)
-        self.pair_ids, last_pair = pop(self.pair_ids)
-        counts = self.counts
-        ties = self.ties
-        pair_ids = self.pair_ids
-        size: i64 = len(pair_ids)
+        self.entries, last_pair = pop(self.entries)
+        self.entries, last_tie = pop(self.entries)
+        self.entries, last_count = pop(self.entries)
+        entries = self.entries
+        size: i64 = len(entries) // ENTRY
         if size == 0:
             return
         parent: i64 = 0
@@ -70,21 +72,26 @@ class PairHeap:
             child = 2 * parent + 1
             if child >= size:
                 break
-            right = child + 1
-            if right < size and (
-                counts[right] > counts[child] or (counts[right] == counts[child] and ties[right] > ties[child])
-            ):
-                child = right
-            child_count = counts[child]
-            if child_count < last_count or (child_count == last_count and ties[child] <= last_tie):
+            left = child * ENTRY
+            if child + 1 < size:
+                right = left + ENTRY
+                if entries[right] > entries[left] or (
+                    entries[right] == entries[left] and entries[right + 1] > entries[left + 1]
+                ):
+                    child += 1
+            below = child * ENTRY
+            child_count = entries[below]
+            if child_count < last_count or (child_count == last_count and entries[below + 1] <= last_tie):
                 break
-            counts[parent] = child_count
-            ties[parent] = ties[child]
-            pair_ids[parent] = pair_ids[child]
+            above = parent * ENTRY
+            entries[above] = child_count
+            entries[above + 1] = entries[below + 1]
+            entries[above + 2] = entries[below + 2]
             parent = child
-        counts[parent] = last_count
-        ties[parent] = last_tie
-        pair_ids[parent] = last_pair
+        above = parent * ENTRY
+        entries[above] = last_count
+        entries[above + 1] = last_tie
+        entries[above + 2] = last_pair
 
 
 def sift_up(keys: vec[i64], child: i64, key: i64) -> None:
