@@ -32,9 +32,8 @@ from bpe_core.strands import make_codec
 from bpe_core.visual.page import notebook, page
 
 FEW_DOCUMENTS = 64  # encode_batch encodes this many documents or fewer in this process alone
-# ...and text of fewer characters than this per worker: each forked worker meets its share's
-# chunks cold, and the ids travel back; on 2 MB of documents (the held-back docs, cl100k_base,
-# cold) one process took 0.06-0.08 s and 2 workers 0.10-0.14 s, on 8 MB they were even
+# ...nor text of fewer characters a worker: a worker meets its share cold and sends the ids back
+# (2 MB of documents, cl100k_base, cold: 0.06-0.08 s alone, 0.10-0.14 s on 2; at 8 MB even)
 MIN_CHARACTERS_PER_WORKER = 1 << 22
 DECODE_ERRORS = ("roundtrip", "replace", "strict")  # what decode does with ids that make invalid UTF-8
 
@@ -102,10 +101,7 @@ class Tokenizer:
         for internal in range(internal_count - 1, -1, -1):  # the first internal id wins for shared ids
             if layout.ids[internal] >= 0:
                 self._internal[layout.ids[internal]] = internal
-        # What was just built holds lists of hundreds of thousands of items, which the garbage
-        # collector's young generations would each traverse once more (10 ms for o200k_base, at
-        # the first encode_batch, a tenth of encoding a megabyte): they go to the oldest now.
-        gc.collect(1)
+        gc.collect(1)  # to the oldest generation: young collections would traverse these 200k-item lists
 
     @property
     def merges(self) -> list[tuple[int, int]]:
@@ -415,9 +411,7 @@ class Tokenizer:
     def _encode_chunks(self, chunks: Iterable[Any], dropout: float = 0.0, rng: Random | None = None) -> list[int]:
         encoder = self._encoder
         if rng is not None:
-            pieces = (
-                encoder.encode_symbols_dropout(self.pretokenizer.symbols(chunk), dropout, rng) for chunk in chunks
-            )
+            pieces = (encoder.encode_symbols_dropout(self.pretokenizer.symbols(c), dropout, rng) for c in chunks)
             return [token for piece in pieces for token in encoder.to_output(piece)]
         if self.pretokenizer.byte_level:
             return encoder.encode_utf8_chunks(chunks if isinstance(chunks, list) else list(chunks))

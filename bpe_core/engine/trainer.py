@@ -4,12 +4,9 @@ All chunks live in one flat, linked array of positions (backward links found thr
 so a merge rewrites only the positions it touches: a 10 Mbp chunk costs no more per merge than 10 M
 short ones. Each position knows the id of the pair that starts there (`pair_at`): removing a
 neighbouring pair is an array lookup, only the two pairs a merge creates need a lookup in an
-integer hash table (`pairs.py`). The best pair comes from a max-heap with lazy entries: a pair is
-pushed when its count rises past its last entry's, and again, at its count, only when an entry
-above its count comes to the top (a merge lowers thousands of pairs' counts and raises few:
-pushing every changed pair cost 13% more cache misses). All in unboxed vecs (per position
-32-bit: a genome is most of the memory, at most MAX_POSITIONS symbols), so the compiled merge loop
-is integer arithmetic.
+integer hash table (`pairs.py`). The best pair comes from a max-heap with lazy entries
+(`heap.PairHeap.best`). All in unboxed vecs (per position 32-bit: a genome is most of the memory,
+at most MAX_POSITIONS symbols), so the compiled merge loop is integer arithmetic.
 
 Overlapping occurrences of a pair (a, a) (`aaa`) merge left to right from each run's start, as in the reference.
 
@@ -74,7 +71,6 @@ class Trainer:
     pairs: PairTable
     token_length: vec[i64]
     touched: vec[i64]  # the pairs whose count rose in this step
-    listed: vec[i64]  # per pair id: the count of its latest heap entry (0: none)
     step: i64
     counting: bool
     merges: list[tuple[int, int]]
@@ -124,7 +120,6 @@ class Trainer:
         self.pairs = PairTable(self.id_bound)
         self.token_length = vec[i64]([1] * alphabet_size)
         self.touched = vec[i64]()
-        self.listed = vec[i64]()
         self.step = 0
         self.counting = True
         self.merges = []
@@ -251,9 +246,8 @@ class Trainer:
         return key if self.tie_break == TIE_LARGEST else -key
 
     def _change(self, pair_id: i64, delta: i64) -> None:
-        """Add `delta` to a pair's count; a pair whose count rises is `touched`. A fall needs no
-        heap entry: the pair's latest one is above its count, and `_best_pair` lists it again
-        when that entry comes to the top (most pairs a merge touches only lose occurrences)."""
+        """Add `delta` to a pair's count; a pair whose count rises is `touched` (one whose count
+        falls keeps its heap entry: see `PairHeap.best`)."""
         if not self.counting:  # apply() follows known merges: counts are not needed
             return
         pairs = self.pairs
@@ -312,31 +306,6 @@ class Trainer:
             return DEAD
         start = last if self.sym[last] != DEAD else i64(self.nxt[last])
         return start if i64(self.nxt[start]) == position else DEAD
-
-    def _list(self, heap: PairHeap, pair_id: i64) -> None:
-        """Push a heap entry for the pair at its count now, and remember that count."""
-        while len(self.listed) <= pair_id:
-            self.listed = append(self.listed, 0)
-        count = self.pairs.count[pair_id]
-        heap.push(count, self._tie(pair_id), pair_id)
-        self.listed[pair_id] = count
-
-    def _best_pair(self, heap: PairHeap) -> i64:
-        """The pair with the highest count (then tie key). Every pair with a count has a heap
-        entry at its listed count, at or above its count; an entry whose pair's count has fallen
-        is, if that pair's latest, pushed again at the count: the first entry at the top that is
-        its pair's count is the best."""
-        counts = self.pairs.count
-        while heap.size() > 0:
-            candidate = heap.top_pair()
-            listed = heap.top_count()
-            count = counts[candidate]
-            if listed == count:
-                return candidate
-            heap.pop()
-            if count > 0 and listed == self.listed[candidate]:
-                self._list(heap, candidate)
-        return NO_PAIR
 
     def _merge_all(self, best: i64, left: i64, right: i64, new_id: i64) -> None:
         """Merge every live occurrence of pair `best` = (left, right) into new_id."""
@@ -428,13 +397,13 @@ class Trainer:
         heap = PairHeap()
         for pair_id in range(pairs.size()):
             if pairs.count[pair_id] > 0:
-                self._list(heap, pair_id)
+                heap.push(pairs.count[pair_id], self._tie(pair_id), pair_id)
         threshold: i64 = max(min_frequency, 1)
         learned: i64 = 0
         reported: i64 = 0
         while learned < num_merges:
             self.step += 1  # stamps stay unique across replay and run
-            best = self._best_pair(heap)
+            best = heap.best(pairs.count)
             if best == NO_PAIR or pairs.count[best] < threshold:
                 break
             left = i64(pairs.left[best])
@@ -465,8 +434,8 @@ class Trainer:
             for index in range(len(touched)):
                 pair_id = touched[index]
                 count = pairs.count[pair_id]
-                if count > 0 and (pair_id >= len(self.listed) or count > self.listed[pair_id]):
-                    self._list(heap, pair_id)
+                if count > 0 and heap.rose(pair_id, count):
+                    heap.push(count, self._tie(pair_id), pair_id)
             if progress is not None and learned - reported >= PROGRESS_EVERY:
                 reported = learned
                 progress(learned)
