@@ -79,6 +79,8 @@ class ChunkCounts:
         """Count data[start:end] `times` more times (data holds 8 readable bytes after end).
         (One function, with the hash and the probe written out: it runs once per chunk.)"""
         size = end - start
+        if size >> LENGTH_BITS != 0:
+            raise ValueError(f"a chunk of {size} bytes is longer than a table key may be (2**31 - 1)")
         first = self._word(data, start, size)
         state = mix_word(size, first)
         offset: i64 = WORD
