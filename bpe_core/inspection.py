@@ -34,27 +34,29 @@ def summary_lines(tokenizer: Tokenizer, top: int) -> list[str]:
             f"imported from: {imported.get('path')} ({imported.get('format')}{published}); no training statistics"
         )
     elif provenance:
+        # a file may hold anything here (edited, damaged): what is not a number shows as "?"
+        chunks, unique, symbols, tokens, beats = (
+            _number(provenance, key) for key in ("chunks", "unique_chunks", "symbols", "tokens", "beats")
+        )
         lines.append(
-            f"trained on:    {provenance.get('chunks', 0):,} chunks ({provenance.get('unique_chunks', 0):,} unique), "
-            f"{provenance.get('symbols', 0):,} symbols, in {provenance.get('seconds', 0)} s"
+            f"trained on:    {_shown(chunks)} chunks ({_shown(unique)} unique), {_shown(symbols)} symbols, "
+            f"in {_shown(_number(provenance, 'seconds'))} s"
         )
         unit = symbol_unit(tokenizer.pretokenizer)
-        if provenance.get("tokens"):
-            lines.append(
-                f"compression:   {provenance['symbols'] / provenance['tokens']:.2f} base symbols ({unit}) per token "
-                "on the training data"
-            )
+        if symbols is not None and tokens:
+            lines.append(f"compression:   {symbols / tokens:.2f} base symbols ({unit}) per token on the training data")
         counting = provenance.get("counting")
-        if counting:  # a pretokenizer that ReportsCounting counted more than the documents (MIDI: augment)
-            said = ", ".join(f"{key.replace('_', ' ')} {value:,}" for key, value in counting.items())
+        if counting and isinstance(counting, dict):  # a pretokenizer that ReportsCounting counted more (MIDI: augment)
+            said = ", ".join(f"{str(key).replace('_', ' ')} {_shown(_number(counting, key))}" for key in counting)
             lines.append(f"counting:      {said} (in the counts above)")
-        elif provenance.get("tokens") and provenance.get("beats"):  # the beats are the documents' only
-            lines.append(
-                f"density:       {provenance['tokens'] / provenance['beats']:.2f} tokens per beat on the training data"
-            )
-        inputs = provenance.get("inputs", [])
+        elif tokens is not None and beats:  # the beats are the documents' only
+            lines.append(f"density:       {tokens / beats:.2f} tokens per beat on the training data")
+        inputs = provenance.get("inputs")
+        inputs = [source for source in inputs if isinstance(source, dict)] if isinstance(inputs, list) else []
         for source in inputs[:top]:
-            lines.append(f"  {source['path']}  {source['size']:,} bytes  sha256 {source['sha256'][:16]}...")
+            digest = source.get("sha256")
+            digest = digest[:16] if isinstance(digest, str) else "?"
+            lines.append(f"  {source.get('path', '?')}  {_shown(_number(source, 'size'))} bytes  sha256 {digest}...")
         if len(inputs) > top:
             lines.append(f"  ... and {len(inputs) - top:,} more input files ({len(inputs):,} in all; --top N shows N)")
     lines += lineage_lines(tokenizer)
@@ -77,6 +79,16 @@ def summary_lines(tokenizer: Tokenizer, top: int) -> list[str]:
             token = merged_ids[rank]
             lines.append(f"  {token:>7}  seen {tokenizer.merge_counts[rank]:>6} times  {show(token)!r}")
     return lines
+
+
+def _number(record: dict[str, Any], key: str) -> int | float | None:
+    """record[key] if it is a number (not a bool), else None."""
+    value = record.get(key)
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _shown(value: int | float | None) -> str:
+    return "?" if value is None else f"{value:,}"
 
 
 def lineage_lines(tokenizer: Tokenizer) -> list[str]:

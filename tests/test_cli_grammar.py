@@ -483,6 +483,28 @@ def test_inspect_lists_at_most_top_input_files(midi_tokenizer: Path, tmp_path: P
     assert "... and 27 more input files (30 in all" in shown
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"drop": "symbols"},  # found by tests/test_fuzz.py: a KeyError traceback
+        {"symbols": "many", "chunks": None, "seconds": [1]},
+        {"inputs": [{"path": 3}, "a.txt", {"size": "big", "sha256": 5}]},
+        {"counting": {"augmented": "x"}},
+        {"inputs": {"a": 1}, "counting": [1], "tokens": True},
+    ],
+)
+def test_inspect_of_a_file_whose_training_provenance_was_edited_shows_what_it_can(
+    text_tokenizer: Path, tmp_path: Path, damage: dict[str, object]
+) -> None:
+    data = json.loads(text_tokenizer.read_text(encoding="utf-8"))
+    provenance = data["provenance"]
+    provenance.pop(str(damage.pop("drop", "")), None)
+    provenance.update(damage)
+    (tmp_path / "edited.json").write_text(json.dumps(data), encoding="utf-8")
+    shown = assert_ok(run_bpe("inspect", "edited.json", "--top", "2", cwd=tmp_path))
+    assert "trained on:" in shown and "longest tokens (2):" in shown
+
+
 def test_inspect_of_an_imported_vocabulary_says_where_it_came_from(tmp_path: Path) -> None:
     assert_ok(run_bpe("import", published_vocabulary_path("cl100k"), "-o", "cl100k.json", "-q", cwd=tmp_path))
     shown = assert_ok(run_bpe("inspect", "cl100k.json", "--top", "2", cwd=tmp_path))
