@@ -82,12 +82,6 @@ class PairHeap:
         entries[below + 1] = tie
         entries[below + 2] = pair_id
 
-    def top_count(self) -> i64:
-        return self.entries[0]
-
-    def top_pair(self) -> i64:
-        return self.entries[2]
-
     def pop(self) -> None:
         """Remove the best entry (the heap must not be empty)."""
         self.entries, last_pair = pop(self.entries)
