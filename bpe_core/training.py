@@ -1,5 +1,5 @@
-"""Training: a config becomes a `Plan` (its components built and checked), the plan's input is
-counted into unique chunks (`Counts`, on the local runner or a Dask cluster), and the engine's
+"""Training: a config becomes a `Plan` (plan.py: its components built and checked), the plan's
+input is counted into unique chunks (`Counts`, on the local runner or a Dask cluster), and the engine's
 trainer learns the merges from the counts. The result is a `Tokenizer`.
 
 This module decides where counting runs; the runners only run what they are given. It does not
@@ -15,19 +15,16 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from bpe_core import progress as progress_bars
 from bpe_core.chunking import count_chunks, count_packed, normalize, piece_size, pieces
-from bpe_core.config import ComponentConfig, Config, RunnerConfig, load_config, parse_runner
+from bpe_core.config import ComponentConfig, Config, RunnerConfig, parse_runner
 from bpe_core.contract import (
     CountsPacked,
     MeasuresDocuments,
-    Normalizer,
-    Pretokenizer,
-    Reader,
     ReadsRanges,
 )
 from bpe_core.counts import (
@@ -40,69 +37,16 @@ from bpe_core.counts import (
     symbol_width,
     unpack,
 )
-from bpe_core.engine import TIE_RULES, Trainer, mirror_tokens
+from bpe_core.engine import TIE_RULES, Trainer
 from bpe_core.errors import BpeError
 from bpe_core.formats import native
+from bpe_core.plan import ConfigSource, Plan, check_base, make_plan
 from bpe_core.plugins import registry
 from bpe_core.runners import dask
 from bpe_core.spec import IdLayout, TokenizerSpec
 from bpe_core.strands import symbol_mirror
 from bpe_core.tokenizer import Tokenizer
 from bpe_core.veto import TokenVeto
-
-ConfigSource = str | os.PathLike[str] | dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A validated config with its components built: everything training needs but the data."""
-
-    settings: Config
-    pretokenizer: Pretokenizer
-    normalizers: list[Normalizer]
-    reader: Reader
-    paths: list[str]
-    alphabet_size: int
-    num_merges: int
-
-
-def make_plan(
-    config: ConfigSource,
-    files: Sequence[str | os.PathLike[str]] | None = None,
-    overrides: dict[str, Any] | None = None,
-    need_paths: bool = True,
-) -> Plan:
-    """Load and check a config and build its components; a BpeError names the file and key."""
-    settings = load_config(config, overrides)
-    plugins = registry()
-    try:
-        pretokenizer = plugins.pretokenizer(settings.pretokenizer.name, settings.pretokenizer.options)
-    except BpeError as error:
-        raise BpeError(f"{settings.origin}: pretokenizer: {error}") from None
-    try:
-        reader = plugins.reader(settings.input.reader, settings.input.options)
-    except BpeError as error:
-        raise BpeError(f"{settings.origin}: input: {error}") from None
-    normalizers = []
-    for index, normalizer in enumerate(settings.normalizers):
-        try:
-            normalizers.append(plugins.normalizer(normalizer.name, normalizer.options))
-        except BpeError as error:
-            key = "normalizer" if len(settings.normalizers) == 1 else f"normalizer[{index}]"
-            raise BpeError(f"{settings.origin}: {key}: {error}") from None
-    paths = _resolve_paths(settings, files)
-    if not paths and need_paths:
-        raise BpeError(f"{settings.origin}: input.paths: no input files (give files or set input.paths)")
-    alphabet_size = len(pretokenizer.alphabet())
-    minimum = alphabet_size + len(settings.special_tokens.tokens)
-    if settings.trainer.vocab_size < minimum:
-        raise BpeError(
-            f"{settings.origin}: trainer.vocab_size: {settings.trainer.vocab_size} is below the minimum {minimum} "
-            f"({alphabet_size} base symbols + {len(settings.special_tokens.tokens)} special tokens)"
-        )
-    return Plan(
-        settings, pretokenizer, normalizers, reader, paths, alphabet_size, settings.trainer.vocab_size - minimum
-    )
 
 
 def check_config(
@@ -195,57 +139,6 @@ def train(
     return _train_from(plan, total, progress, started, base)
 
 
-def check_base(plan: Plan, base: Tokenizer | None) -> None:
-    """A BpeError naming the config key when training cannot continue from `base`: the alphabet,
-    the normalizers and the special tokens must be the base's, and the vocabulary larger."""
-    if base is None:
-        return
-    settings = plan.settings
-    origin = settings.origin
-    if plan.pretokenizer.alphabet() != base.alphabet:
-        raise BpeError(
-            f"{origin}: pretokenizer: {settings.pretokenizer.name!r} has another alphabet than the base tokenizer "
-            f"{base.name!r} ({plan.alphabet_size} symbols, the base {base.alphabet_size}); continued training "
-            "keeps the alphabet"
-        )
-    if settings.normalizers != base.spec.normalizers:
-        shown = ", ".join(item.name for item in base.spec.normalizers) or "none"
-        raise BpeError(f"{origin}: normalizer: the base tokenizer {base.name!r} normalizes with {shown}; keep that")
-    if list(settings.special_tokens.tokens) != base.special_tokens or (
-        base.special_tokens and settings.special_tokens.position != base.special_position
-    ):
-        raise BpeError(
-            f"{origin}: special_tokens: the base tokenizer {base.name!r} has {base.special_tokens} at position "
-            f"{base.special_position}; continued training keeps them (list the same)"
-        )
-    if base.spec.merge_results is not None or base.layout.orphans or base.layout.whole_chunks:
-        raise BpeError(
-            f"the base tokenizer {base.name!r} is an imported vocabulary whose tokens are not all made by its "
-            "merges; continue from a tokenizer bpe-core trained"
-        )
-    limit = settings.trainer.max_token_length
-    longest = max((len(base.token_symbols(token)) for token in base.merged_ids()), default=1)
-    if limit is not None and longest > limit:
-        raise BpeError(
-            f"{origin}: trainer.max_token_length: {limit} is shorter than tokens of the base tokenizer {base.name!r} "
-            f"(up to {longest} symbols); continued training keeps every base token, so allow at least {longest}"
-        )
-    mirror = symbol_mirror(plan.pretokenizer)
-    if mirror is not None:
-        try:
-            mirror_tokens(mirror, plan.alphabet_size, base.spec.merges)
-        except ValueError as problem:
-            raise BpeError(
-                f"{origin}: pretokenizer: {settings.pretokenizer.name!r} learns merges with their mirror partners, "
-                f"but the base tokenizer {base.name!r} was not trained so ({problem}); continue from a symmetric base"
-            ) from None
-    if plan.num_merges < len(base.spec.merges):
-        raise BpeError(
-            f"{origin}: trainer.vocab_size: {settings.trainer.vocab_size} gives {plan.num_merges} merges, fewer than "
-            f"the base tokenizer's {len(base.spec.merges)}; continue to a larger vocabulary (or trim the base)"
-        )
-
-
 def count_documents(
     plan: Plan, documents: Iterable[Any], workers: int | None, progress: bool | None, fraction: float | None
 ) -> Counts:
@@ -321,13 +214,6 @@ def count_task(config: str, task: dask.Task) -> tuple[Counts, str]:
 
 
 # internals --------------------------------------------------------------------------------------
-
-
-def _resolve_paths(config: Config, files: Sequence[str | os.PathLike[str]] | None) -> list[str]:
-    if files:
-        return [os.fspath(path) for path in files]
-    base = os.path.dirname(config.origin) if config.origin != "<dict>" else ""
-    return [path if os.path.isabs(path) or path == "-" else os.path.join(base, path) for path in config.input.paths]
 
 
 def _runner(settings: Config, runner: RunnerConfig | dict[str, Any] | None, workers: int | None) -> RunnerConfig:

@@ -1,0 +1,129 @@
+"""A config becomes a `Plan`: the config loaded and checked, its components built, its input
+paths resolved; with a base tokenizer to continue from, `check_base` says whether training can.
+This module reads no input and trains nothing (training.py does).
+"""
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bpe_core.config import Config, load_config
+from bpe_core.contract import Normalizer, Pretokenizer, Reader
+from bpe_core.engine import mirror_tokens
+from bpe_core.errors import BpeError
+from bpe_core.plugins import registry
+from bpe_core.strands import symbol_mirror
+from bpe_core.tokenizer import Tokenizer
+
+ConfigSource = str | os.PathLike[str] | dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated config with its components built: everything training needs but the data."""
+
+    settings: Config
+    pretokenizer: Pretokenizer
+    normalizers: list[Normalizer]
+    reader: Reader
+    paths: list[str]
+    alphabet_size: int
+    num_merges: int
+
+
+def make_plan(
+    config: ConfigSource,
+    files: Sequence[str | os.PathLike[str]] | None = None,
+    overrides: dict[str, Any] | None = None,
+    need_paths: bool = True,
+) -> Plan:
+    """Load and check a config and build its components; a BpeError names the file and key."""
+    settings = load_config(config, overrides)
+    plugins = registry()
+    try:
+        pretokenizer = plugins.pretokenizer(settings.pretokenizer.name, settings.pretokenizer.options)
+    except BpeError as error:
+        raise BpeError(f"{settings.origin}: pretokenizer: {error}") from None
+    try:
+        reader = plugins.reader(settings.input.reader, settings.input.options)
+    except BpeError as error:
+        raise BpeError(f"{settings.origin}: input: {error}") from None
+    normalizers = []
+    for index, normalizer in enumerate(settings.normalizers):
+        try:
+            normalizers.append(plugins.normalizer(normalizer.name, normalizer.options))
+        except BpeError as error:
+            key = "normalizer" if len(settings.normalizers) == 1 else f"normalizer[{index}]"
+            raise BpeError(f"{settings.origin}: {key}: {error}") from None
+    paths = _resolve_paths(settings, files)
+    if not paths and need_paths:
+        raise BpeError(f"{settings.origin}: input.paths: no input files (give files or set input.paths)")
+    alphabet_size = len(pretokenizer.alphabet())
+    minimum = alphabet_size + len(settings.special_tokens.tokens)
+    if settings.trainer.vocab_size < minimum:
+        raise BpeError(
+            f"{settings.origin}: trainer.vocab_size: {settings.trainer.vocab_size} is below the minimum {minimum} "
+            f"({alphabet_size} base symbols + {len(settings.special_tokens.tokens)} special tokens)"
+        )
+    return Plan(
+        settings, pretokenizer, normalizers, reader, paths, alphabet_size, settings.trainer.vocab_size - minimum
+    )
+
+
+def check_base(plan: Plan, base: Tokenizer | None) -> None:
+    """A BpeError naming the config key when training cannot continue from `base`: the alphabet,
+    the normalizers and the special tokens must be the base's, and the vocabulary larger."""
+    if base is None:
+        return
+    settings = plan.settings
+    origin = settings.origin
+    if plan.pretokenizer.alphabet() != base.alphabet:
+        raise BpeError(
+            f"{origin}: pretokenizer: {settings.pretokenizer.name!r} has another alphabet than the base tokenizer "
+            f"{base.name!r} ({plan.alphabet_size} symbols, the base {base.alphabet_size}); continued training "
+            "keeps the alphabet"
+        )
+    if settings.normalizers != base.spec.normalizers:
+        shown = ", ".join(item.name for item in base.spec.normalizers) or "none"
+        raise BpeError(f"{origin}: normalizer: the base tokenizer {base.name!r} normalizes with {shown}; keep that")
+    if list(settings.special_tokens.tokens) != base.special_tokens or (
+        base.special_tokens and settings.special_tokens.position != base.special_position
+    ):
+        raise BpeError(
+            f"{origin}: special_tokens: the base tokenizer {base.name!r} has {base.special_tokens} at position "
+            f"{base.special_position}; continued training keeps them (list the same)"
+        )
+    if base.spec.merge_results is not None or base.layout.orphans or base.layout.whole_chunks:
+        raise BpeError(
+            f"the base tokenizer {base.name!r} is an imported vocabulary whose tokens are not all made by its "
+            "merges; continue from a tokenizer bpe-core trained"
+        )
+    limit = settings.trainer.max_token_length
+    longest = max((len(base.token_symbols(token)) for token in base.merged_ids()), default=1)
+    if limit is not None and longest > limit:
+        raise BpeError(
+            f"{origin}: trainer.max_token_length: {limit} is shorter than tokens of the base tokenizer {base.name!r} "
+            f"(up to {longest} symbols); continued training keeps every base token, so allow at least {longest}"
+        )
+    mirror = symbol_mirror(plan.pretokenizer)
+    if mirror is not None:
+        try:
+            mirror_tokens(mirror, plan.alphabet_size, base.spec.merges)
+        except ValueError as problem:
+            raise BpeError(
+                f"{origin}: pretokenizer: {settings.pretokenizer.name!r} learns merges with their mirror partners, "
+                f"but the base tokenizer {base.name!r} was not trained so ({problem}); continue from a symmetric base"
+            ) from None
+    if plan.num_merges < len(base.spec.merges):
+        raise BpeError(
+            f"{origin}: trainer.vocab_size: {settings.trainer.vocab_size} gives {plan.num_merges} merges, fewer than "
+            f"the base tokenizer's {len(base.spec.merges)}; continue to a larger vocabulary (or trim the base)"
+        )
+
+
+def _resolve_paths(config: Config, files: Sequence[str | os.PathLike[str]] | None) -> list[str]:
+    if files:
+        return [os.fspath(path) for path in files]
+    base = os.path.dirname(config.origin) if config.origin != "<dict>" else ""
+    return [path if os.path.isabs(path) or path == "-" else os.path.join(base, path) for path in config.input.paths]
