@@ -12,10 +12,19 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any
 
 from bpe_core import progress as progress_bars
-from bpe_core.contract import CountsChunks, CountsPacked, Normalizer, Pretokenizer, ReportsCounting, StreamedText
+from bpe_core.contract import (
+    CountsChunks,
+    CountsPacked,
+    Normalizer,
+    Pretokenizer,
+    Reader,
+    ReportsCounting,
+    Source,
+    StreamedText,
+)
 from bpe_core.engine import ChunkCounts
 from bpe_core.errors import BpeError
-from bpe_core.runners.local import ordered_map, shared_map
+from bpe_core.runners.local import claimed_map, ordered_map, shared_map
 
 SAMPLE_UNIT = 1 << 10  # characters of text per sampling decision (about a paragraph)
 # characters handed to a worker at once: small enough that the batches in flight, their pickled
@@ -221,22 +230,13 @@ def count_packed(
     assert isinstance(packer, CountsPacked)
     totals = ChunkCounts()
 
-    def count_into(batch: list[Any], counts: ChunkCounts) -> int:
-        size = 0
-        for piece in batch:
-            if prepare is not None:
-                piece = prepare(piece)
-            packer.count_packed(piece, counts)
-            size += piece_size(piece)
-        return size
-
     def count(batch: list[Any]) -> tuple[bytes, int]:
         counts = ChunkCounts()
-        size = count_into(batch, counts)
+        size = _count_packed_into(batch, packer, counts, prepare)
         return counts.serialized(), size
 
     def count_here(batch: list[Any]) -> tuple[bytes, int]:
-        return b"", count_into(batch, totals)
+        return b"", _count_packed_into(batch, packer, totals, prepare)
 
     with progress_bars.bar(progress, "counting chunks", unit="char", unit_scale=True) as bar:
         for partial, size in shared_map(count, batches(documents, pretokenizer, sample), workers, here=count_here):
@@ -244,6 +244,53 @@ def count_packed(
                 totals.add_serialized(partial)
             bar.update(size)
     return totals.items()
+
+
+def count_packed_parts(
+    parts: Sequence[Any],
+    read: Callable[[Any], tuple[Iterable[Any], Reader]],
+    pretokenizer: Pretokenizer,
+    workers: int,
+    progress: bool | None = None,
+    prepare: Callable[[Any], Any] | None = None,
+) -> tuple[dict[bytes, int], list[Source]]:
+    """`count_packed` for an input cut into parts that each process reads itself (byte ranges of
+    a large file, groups of small files): `read(part)` gives the part's documents and the fresh
+    reader that reads them. No text passes between processes, and each forked process hands its
+    counts over once, at the end (`claimed_map`). Also returns the files the parts' readers saw
+    whole (each file once: a file cut into ranges is hashed by the reader of its first)."""
+    packer = pretokenizer
+    assert isinstance(packer, CountsPacked)
+    totals = ChunkCounts()  # each forked process adds to its own copy, empty when it forks
+    sources: list[Source] = []
+
+    def count_part(part: Any) -> int:
+        documents, reader = read(part)
+        size = _count_packed_into(pieces(documents, pretokenizer), packer, totals, prepare)
+        sources.extend(reader.sources())
+        return size
+
+    def handover() -> tuple[bytes, list[Source]]:
+        return totals.serialized(), sources
+
+    with progress_bars.bar(progress, "counting chunks", unit="char", unit_scale=True) as bar:
+        handed = claimed_map(count_part, parts, workers, handover, bar.update)
+    for table, seen in handed:
+        totals.add_serialized(table)
+        sources.extend(seen)
+    return totals.items(), sources
+
+
+def _count_packed_into(
+    items: Iterable[Any], packer: CountsPacked, counts: ChunkCounts, prepare: Callable[[Any], Any] | None
+) -> int:
+    size = 0
+    for piece in items:
+        if prepare is not None:
+            piece = prepare(piece)
+        packer.count_packed(piece, counts)
+        size += piece_size(piece)
+    return size
 
 
 def batches(

@@ -20,12 +20,14 @@ from functools import partial
 from typing import Any
 
 from bpe_core import progress as progress_bars
-from bpe_core.chunking import count_chunks, count_packed, normalize, piece_size, pieces
+from bpe_core.chunking import count_chunks, count_packed, count_packed_parts, normalize, piece_size, pieces
 from bpe_core.config import ComponentConfig, Config, RunnerConfig, parse_runner
 from bpe_core.contract import (
     CountsPacked,
     MeasuresDocuments,
+    Reader,
     ReadsRanges,
+    Source,
 )
 from bpe_core.counts import (
     Counts,
@@ -39,14 +41,20 @@ from bpe_core.counts import (
 )
 from bpe_core.engine import TIE_RULES, Trainer
 from bpe_core.errors import BpeError
+from bpe_core.files import reader_files
 from bpe_core.formats import native
 from bpe_core.plan import ConfigSource, Plan, check_base, make_plan
 from bpe_core.plugins import registry
 from bpe_core.runners import dask
+from bpe_core.runners.local import default_workers
 from bpe_core.spec import IdLayout, TokenizerSpec
 from bpe_core.strands import symbol_mirror
 from bpe_core.tokenizer import Tokenizer
 from bpe_core.veto import TokenVeto
+
+# input from which local counting has each process read parts of its own (`_local_parts`): below
+# it the forks and the per-part tables cost more than streaming the text through this process saves
+LOCAL_PARTS_BYTES = 1 << 22
 
 
 def check_config(
@@ -165,15 +173,21 @@ def count_documents(
         raise BpeError(
             f"{settings.origin}: input.sample kept nothing of the input (fraction {fraction:.3g}); sample more"
         )
-    read = input_config(settings)
+    return _counts(plan, chunks, plan.reader.sources(), fraction, report)
+
+
+def _counts(
+    plan: Plan, chunks: dict[bytes, int], sources: list[Source], fraction: float | None, report: Counter[str]
+) -> Counts:
+    read = input_config(plan.settings)
     inputs = [
         {"path": source.path, "size": source.size, "sha256": source.sha256, "input": read, "sampled_fraction": fraction}
-        for source in plan.reader.sources()
+        for source in sources
     ]
     measures = plan.reader.measures() if isinstance(plan.reader, MeasuresDocuments) else {}
     if report:  # a pretokenizer that ReportsCounting said something (MIDI: augmented copies)
         measures["counting"] = dict(sorted(report.items()))
-    return Counts(counting_config(settings), plan.alphabet_size, chunks, inputs, measures)
+    return Counts(counting_config(plan.settings), plan.alphabet_size, chunks, inputs, measures)
 
 
 def counting_config(settings: Config) -> dict[str, Any]:
@@ -200,17 +214,21 @@ def count_task(config: str, task: dask.Task) -> tuple[Counts, str]:
     plan = _worker_plans.get(config)
     if plan is None:
         plan = _worker_plans[config] = make_plan(json.loads(config), None, None, need_paths=False)
-    reader = registry().reader(plan.settings.input.reader, plan.settings.input.options)
+    documents, reader = _read_task(plan, task)
     plan = replace(plan, reader=reader)
-    if task.step:
-        assert isinstance(reader, ReadsRanges)  # only such readers' files are split into ranges
-        documents = reader.range_documents(task.paths[0], task.start, task.step, plan.pretokenizer.safe_cut)
-    else:
-        documents = reader.documents(list(task.paths))
     warnings = io.StringIO()
     with contextlib.redirect_stderr(warnings):
         counts = count_documents(plan, documents, 1, False, None)
     return counts, warnings.getvalue()
+
+
+def _read_task(plan: Plan, task: dask.Task) -> tuple[Iterable[Any], Reader]:
+    """A task's documents, and the fresh reader reading them (its sources are the task's alone)."""
+    reader = registry().reader(plan.settings.input.reader, plan.settings.input.options)
+    if task.step:
+        assert isinstance(reader, ReadsRanges)  # only such readers' files are split into ranges
+        return reader.range_documents(task.paths[0], task.start, task.step, plan.pretokenizer.safe_cut), reader
+    return reader.documents(list(task.paths)), reader
 
 
 # internals --------------------------------------------------------------------------------------
@@ -235,7 +253,31 @@ def _count(plan: Plan, runner: RunnerConfig, progress: bool | None) -> Counts:
                 "(its sample would differ from a local run's); count all of a subset of the files instead"
             )
         return dask.count_on_dask(plan.settings.to_dict(), plan.reader, plan.paths, runner, progress, count_task)
-    return count_documents(plan, plan.reader.documents(plan.paths), runner.workers, progress, _sample_fraction(plan))
+    fraction = _sample_fraction(plan)
+    workers = runner.workers or default_workers()
+    parts = _local_parts(plan, workers) if fraction is None else []
+    if parts:
+        prepare = partial(normalize, normalizers=plan.normalizers)
+        read = partial(_read_task, plan)
+        chunks, sources = count_packed_parts(parts, read, plan.pretokenizer, workers, progress, prepare)
+        read_once = {source.path: source for source in sources}  # a file named twice is read twice, listed once
+        files = dict.fromkeys(reader_files(plan.reader, plan.paths))
+        return _counts(plan, chunks, [read_once[path] for path in files if path in read_once], None, Counter())
+    return count_documents(plan, plan.reader.documents(plan.paths), workers, progress, fraction)
+
+
+def _local_parts(plan: Plan, workers: int) -> list[dask.Task]:
+    """The parts (byte ranges of large files, groups of small ones) that each process counts by
+    reading them itself, as Dask tasks do: for packed chunks of at least LOCAL_PARTS_BYTES of
+    files that the reader can split, in more than one process. None otherwise (standard input
+    among the paths, say): the input is then streamed through this process."""
+    reader = plan.reader
+    if workers <= 1 or not isinstance(plan.pretokenizer, CountsPacked) or not isinstance(reader, ReadsRanges):
+        return []
+    if "-" in plan.paths:
+        return []
+    total = sum(map(os.path.getsize, reader_files(reader, plan.paths)))
+    return dask.plan_tasks(reader, plan.paths, total, workers, absolute=False) if total >= LOCAL_PARTS_BYTES else []
 
 
 def _sample_fraction(plan: Plan) -> float | None:

@@ -14,7 +14,7 @@ from bpe_core.chunking import count_chunks, count_packed
 from bpe_core.engine import ChunkCounts
 from bpe_core.engine.chunk_counts import PADDING
 from bpe_core.plugins import registry
-from bpe_core.runners.local import shared_map
+from bpe_core.runners.local import claimed_map, shared_map
 from bpe_text.counting import count_text
 
 PATTERN_NAMES = ("gpt2", "cl100k", "o200k")
@@ -114,3 +114,32 @@ def test_shared_map_yields_every_result_once_in_some_order() -> None:
     assert sorted(shared_map(lambda item: item * item, range(50), workers=2)) == [item * item for item in range(50)]
     assert list(shared_map(lambda item: item + 1, [1], workers=2)) == [2]
     assert list(shared_map(lambda item: item, [], workers=2)) == []
+
+
+def test_claimed_map_calls_each_item_once_in_some_process_and_hands_over_the_rest() -> None:
+    seen: list[int] = []  # each forked process appends to its own copy, empty when it forks
+
+    def square(item: int) -> int:
+        seen.append(item * item)
+        return 1
+
+    done: list[int] = []
+    handed = claimed_map(square, list(range(200)), 3, lambda: list(seen), done.append)
+    assert len(handed) == 2
+    assert sorted(seen + handed[0] + handed[1]) == [item * item for item in range(200)]
+    assert sum(done) == 200
+    assert claimed_map(square, [7], 3, lambda: list(seen)) == []  # one item: no fork
+
+
+def test_claimed_map_raises_an_error_of_a_worker_or_of_this_process() -> None:
+    def fail_on(bad: int):
+        def check(item: int) -> int:
+            if item == bad:
+                raise ValueError(f"item {item}")
+            return 1
+
+        return check
+
+    for bad in (0, 150):  # item 0 is claimed first, by this process; 150 most likely by the worker
+        with pytest.raises(ValueError, match=f"item {bad}"):
+            claimed_map(fail_on(bad), list(range(300)), 2, lambda: None)

@@ -22,6 +22,7 @@ from helpers.midi import pop909_paths
 from helpers.paths import CHR17_PATH, CONFIGS_DIR, ECOLI_PATH, LAMBDA_PATH
 
 import bpe_core
+from bpe_core import training
 from bpe_core.config import parse_runner
 from bpe_core.counts import load_counts
 from bpe_core.encoding import ShardOptions, encode_to_shards, shard_name
@@ -98,6 +99,41 @@ def test_counts_of_the_docs_on_dask_equal_local_counts_and_train_the_same_merges
     assert from_counts.merges == direct.merges
     assert from_counts.merge_counts == direct.merge_counts
     assert from_counts.token_usage == direct.token_usage
+
+
+def test_local_counting_in_parts_read_by_each_process_equals_streaming_through_one(
+    docs_plain, docs_parts, docs_path, tmp_path, monkeypatch
+):
+    parted = []
+    monkeypatch.setattr(training, "count_packed_parts", spy(training.count_packed_parts, parted))
+    streamed = count(GPT2, [docs_plain], workers=1, progress=False)
+    in_parts = count(GPT2, [docs_plain], workers=2, progress=False)
+    assert len(parted) == 1 and len(parted[0]) == 8  # a file of more than LOCAL_PARTS_BYTES: 4 ranges a process
+    assert in_parts.chunks == streamed.chunks
+    assert in_parts.inputs == streamed.inputs
+    # small files in groups, a .gz file whole, the same file named twice, a large one in ranges
+    monkeypatch.setattr(training, "LOCAL_PARTS_BYTES", 1 << 20)
+    files = [*docs_parts, docs_path, docs_parts[0], docs_plain]
+    streamed = count(GPT2, files, workers=1, progress=False)
+    in_parts = count(GPT2, files, workers=3, progress=False)
+    assert len(parted) == 2 and {part.step > 0 for part in parted[1]} == {True, False}
+    assert in_parts.chunks == streamed.chunks
+    assert in_parts.inputs == streamed.inputs
+    assert [item["path"] for item in in_parts.inputs] == list(dict.fromkeys(map(str, files)))  # each once
+    broken = tmp_path / "latin1.txt"
+    broken.write_bytes(docs_plain.read_bytes()[:3_000_000] + "caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(BpeError, match="latin1.txt.*not valid UTF-8"):
+        count(GPT2, [docs_plain, broken], workers=2, progress=False)
+
+
+def spy(function, calls):
+    """`function`, noting the parts it is given."""
+
+    def noted(parts, *rest, **options):
+        calls.append(parts)
+        return function(parts, *rest, **options)
+
+    return noted
 
 
 def test_a_worker_killed_while_counting_is_replaced_and_the_counts_stay_exact(docs_plain):

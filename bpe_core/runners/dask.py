@@ -89,10 +89,12 @@ def connect(runner: RunnerConfig, progress: bool | None) -> Iterator[Any]:
         yield client
 
 
-def plan_tasks(reader: Reader, paths: list[str], range_bytes: int, slots: int = 1) -> list[Task]:
+def plan_tasks(reader: Reader, paths: list[str], range_bytes: int, slots: int = 1, absolute: bool = True) -> list[Task]:
     """Counting tasks for the inputs, from file names and sizes only, enough to keep `slots`
-    worker threads busy. Paths are absolute: a worker's working directory is not the client's."""
-    sizes = [(path, os.path.getsize(path)) for path in map(os.path.abspath, reader_files(reader, paths))]
+    worker threads busy. Paths are absolute (a worker's working directory is not the client's),
+    or as given if not `absolute` (processes forked here)."""
+    files = reader_files(reader, paths)
+    sizes = [(path, os.path.getsize(path)) for path in (map(os.path.abspath, files) if absolute else files)]
     range_bytes = range_step(sum(size for _, size in sizes), range_bytes, slots)  # (a file named twice counts twice)
     tasks: list[Task] = []
     group: list[str] = []

@@ -162,6 +162,93 @@ def shared_map(
         pool.shutdown(wait=finished, cancel_futures=True)
 
 
+def claimed_map(
+    function: Callable[[Any], int],
+    items: Sequence[Any],
+    workers: int,
+    handover: Callable[[], Result],
+    progress: Callable[[int], object] | None = None,
+) -> list[Result]:
+    """Call function(item) once for each item, here and in `workers - 1` processes forked first,
+    each claiming the next item from a shared counter whenever it is free; then return what
+    `handover()` gives in each forked process. For work that each process folds into state of its
+    own (counts), handed over once at the end: no item or result crosses between processes on the
+    way, and no pool thread competes with the work for the interpreter lock (an executor's did,
+    and kept its worker waiting for items half the time). `function` returns the size of the work
+    done, summed across processes into `progress` as this process goes."""
+    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    if workers <= 1 or len(items) < 2 or context is None:
+        for item in items:
+            size = function(item)
+            if progress is not None:
+                progress(size)
+        return []
+    claimed: Any = context.Value("q", 0)  # the next item to claim
+    done: Any = context.Value("q", 0)  # the sizes that `function` returned, summed
+    receivers, processes = [], []
+    for _ in range(min(workers, len(items)) - 1):
+        receiver, sender = context.Pipe(duplex=False)
+        process = context.Process(target=_claim_and_hand_over, args=(function, items, claimed, done, handover, sender))
+        process.start()
+        sender.close()
+        receivers.append(receiver)
+        processes.append(process)
+    reported = 0
+    try:
+        while (index := _claim(claimed, len(items))) is not None:
+            size = function(items[index])
+            with done.get_lock():
+                done.value += size
+            if progress is not None:
+                progress(done.value - reported)
+                reported = done.value
+        results = [WorkerPool._receive(receiver) for receiver in receivers]
+    except BaseException:
+        for process in processes:  # they would wait to hand over what nobody reads now
+            process.terminate()
+        raise
+    finally:
+        for process in processes:
+            process.join()
+    if progress is not None:
+        progress(done.value - reported)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results
+
+
+def _claim(claimed: Any, count: int) -> int | None:
+    with claimed.get_lock():
+        index: int = claimed.value
+        if index >= count:
+            return None
+        claimed.value = index + 1
+    return index
+
+
+def _claim_and_hand_over(
+    function: Callable[[Any], int],
+    items: Sequence[Any],
+    claimed: Any,
+    done: Any,
+    handover: Callable[[], Any],
+    connection: Any,
+) -> None:
+    """A claimed_map worker: the items it claims, then its handover (or the exception raised)."""
+    try:
+        while (index := _claim(claimed, len(items))) is not None:
+            size = function(items[index])
+            with done.get_lock():
+                done.value += size
+        result: Any = handover()
+    except BaseException as error:  # sent to the parent, which raises it
+        with claimed.get_lock():
+            claimed.value = len(items)
+        result = error
+    connection.send(result)
+
+
 def _serve(function: Callable[[Any], Any], connection: Any, int_lists: bool) -> None:
     """A WorkerPool process: for each list of items received, send back the list of results
     (or the exception raised); None ends it."""
