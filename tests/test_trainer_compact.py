@@ -55,23 +55,31 @@ def test_one_shared_weight_and_weights_per_position_learn_the_same(ecoli_genome)
     )
 
 
-def test_per_position_storage_is_32_bit_with_no_backward_links(ecoli_genome):
+def test_per_position_storage_is_32_bit_with_no_backward_token_links(ecoli_genome):
     trainer = engine.train(4, [packed(ecoli_genome[:20_000])], [1], 50)
-    for per_position in (trainer.sym, trainer.nxt, trainer.pair_at, trainer.pairs.occurrence_position):
+    for per_position in (trainer.sym, trainer.nxt, trainer.pair_at, trainer.pairs.chain_next, trainer.pairs.chain_prev):
         assert memoryview(per_position).itemsize == 4
-    assert len(trainer.sym) == 20_000
+        assert len(per_position) == 20_000
     assert len(trainer.weight_at) == 0  # one chunk: its weight is kept once
     assert not hasattr(trainer, "prv")
 
 
-def test_stale_chain_entries_are_swept_so_the_pool_never_outgrows_its_first_size(ecoli_genome):
-    # merging leaves about two stale chain entries per occurrence: unswept, a genome's pool
-    # would grow to twice its length (a copy of each array on the way) by the end of training
+def test_each_chain_holds_exactly_the_positions_where_its_pair_starts(ecoli_genome):
+    # a chain entry leaves its chain as soon as its position stops starting the pair, so no
+    # entry goes stale and the chains need no room beyond one link each way per position
     symbols = packed(ecoli_genome[1_000_000:1_200_000])
     trainer = engine.train(4, [symbols], [1], 2000)
-    pool = len(trainer.pairs.occurrence_position)
     assert len(trainer.merges) == 2000
-    assert pool <= len(symbols) + len(symbols) // 8
+    chained = {}
+    for pair_id in range(trainer.pairs.size()):
+        position, earlier = trainer.pairs.head[pair_id], -1
+        while position != -1:
+            assert trainer.pairs.chain_prev[position] == earlier
+            chained[position] = pair_id
+            position, earlier = trainer.pairs.chain_next[position], position
+    starting = {position: pair_id for position, pair_id in enumerate(trainer.pair_at) if pair_id != -1}
+    assert chained == starting
+    assert len(starting) > 10_000
 
 
 def test_too_many_positions_are_refused_before_any_is_stored():

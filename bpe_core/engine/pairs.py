@@ -1,10 +1,9 @@
-"""The trainer's pairs: ids, counts and where each pair was created, all in unboxed vecs (ids,
-positions and chains in 32 bits: the trainer's positions and ids fit; counts in 64).
+"""The trainer's pairs: ids, counts and the first position of each pair's chain, all in unboxed
+vecs (ids and positions in 32 bits: the trainer's positions and ids fit; counts in 64).
 
 A pair (left, right) gets a dense id on first sight through an open-addressing hash table of
-integers (no Python dict, so no boxed keys). Each pair has a singly linked chain of the positions
-where it was created, kept in one shared pool; a chain entry goes stale when its position stops
-starting that pair, and the trainer skips stale entries when it merges the pair. A pair the
+integers (no Python dict, so no boxed keys). The positions where a pair starts form its chain,
+doubly linked through two arrays indexed by position, from the pair's `head`. A pair the
 trainer's veto forbids is kept in the hash table with the id VETOED and nothing else, so each later
 occurrence costs the one lookup any pair costs. This module does not decide which pair to merge.
 """
@@ -44,18 +43,17 @@ def _empty_ids(capacity: i64) -> vec[i32]:
 
 
 class PairTable:
-    """Dense pair ids with counts and occurrence chains."""
+    """Dense pair ids with counts and the heads of their occurrence chains."""
 
     id_bound: i64
     left: vec[i32]
     right: vec[i32]
     count: vec[i64]
     head: vec[i32]
+    # per position: the next and previous positions in the chain of the pair that starts there
+    chain_next: vec[i32]
+    chain_prev: vec[i32]
     stamp: vec[i64]
-    occurrence_position: vec[i32]
-    occurrence_next: vec[i32]
-    free_occurrence: i64
-    pool_capacity: i64
     slot_keys: vec[i64]
     slot_ids: vec[i32]
     occupied: i64
@@ -67,11 +65,8 @@ class PairTable:
         self.right = vec[i32]()
         self.count = vec[i64]()
         self.head = vec[i32]()
+        self.chain_next, self.chain_prev = vec[i32](), vec[i32]()
         self.stamp = vec[i64]()
-        self.occurrence_position = vec[i32]()
-        self.occurrence_next = vec[i32]()
-        self.free_occurrence = END
-        self.pool_capacity = 0
         capacity: i64 = 1024
         self.slot_keys, self.slot_ids = _empty_keys(capacity), _empty_ids(capacity)
         self.occupied = 0
@@ -149,68 +144,26 @@ class PairTable:
             slot_keys[slot] = key
             slot_ids[slot] = old_ids[index]
 
-    def reserve_occurrences(self, expected: i64) -> None:
-        """Size the pool for `expected` entries at once (a genome's first chains): grown by appends
-        it would double, and peak at three times its size while a full buffer is copied."""
-        if expected > self.pool_capacity:
-            self.pool_capacity = expected
-            self.occurrence_position = vec[i32](self.occurrence_position, capacity=expected)
-            self.occurrence_next = vec[i32](self.occurrence_next, capacity=expected)
+    def reserve_chains(self, positions: i64) -> None:
+        """Links for `positions` positions, in no chain yet (sized once: a genome's are large)."""
+        self.chain_next, self.chain_prev = _empty_ids(positions), _empty_ids(positions)
 
-    def pool_full(self) -> bool:
-        return self.free_occurrence == END and len(self.occurrence_position) >= self.pool_capacity
+    def chain(self, pair_id: i64, position: i64) -> None:
+        """Put `position` first in the pair's chain."""
+        first = i64(self.head[pair_id])
+        self.chain_next[position] = i32(first)
+        self.chain_prev[position] = i32(END)
+        if first != END:
+            self.chain_prev[first] = i32(position)
+        self.head[pair_id] = i32(position)
 
-    def sweep(self, pair_at: vec[i32]) -> None:
-        """Return every stale chain entry (its position no longer starts the pair: `pair_at` says
-        what does) to the pool, keeping each chain's order; grow the pool by a quarter if that
-        freed less than an eighth of it. Called when the pool is full, so sweeping costs O(1) per
-        entry over time and the pool stays near the live entries, at most one per position."""
-        size: i64 = len(self.occurrence_position)
-        if 8 * self._drop_stale(pair_at) <= size:
-            # one array at a time, and no other reference to the old buffers: each copy briefly
-            # holds the old and the new buffer of one array only
-            self.pool_capacity = max(size + size // 4, 1024)
-            self.occurrence_position = vec[i32](self.occurrence_position, capacity=self.pool_capacity)
-            self.occurrence_next = vec[i32](self.occurrence_next, capacity=self.pool_capacity)
-
-    def _drop_stale(self, pair_at: vec[i32]) -> i64:
-        position_of = self.occurrence_position
-        next_of = self.occurrence_next
-        freed: i64 = 0
-        for pair_id in range(len(self.head)):
-            node = i64(self.head[pair_id])
-            kept: i64 = END
-            while node != END:
-                following = i64(next_of[node])
-                if i64(pair_at[i64(position_of[node])]) == pair_id:
-                    if kept == END:
-                        self.head[pair_id] = i32(node)
-                    else:
-                        next_of[kept] = i32(node)
-                    kept = node
-                else:
-                    self.release_occurrence(node)
-                    freed += 1
-                node = following
-            if kept == END:
-                self.head[pair_id] = i32(END)
-            else:
-                next_of[kept] = i32(END)
-        return freed
-
-    def add_occurrence(self, pair_id: i64, position: i64) -> None:
-        node = self.free_occurrence
-        if node != END:
-            self.free_occurrence = i64(self.occurrence_next[node])
-            self.occurrence_position[node] = i32(position)
-            self.occurrence_next[node] = self.head[pair_id]
+    def unchain(self, pair_id: i64, position: i64) -> None:
+        """Take `position` out of the pair's chain (the pair no longer starts there)."""
+        earlier = i64(self.chain_prev[position])
+        later = i64(self.chain_next[position])
+        if earlier != END:
+            self.chain_next[earlier] = i32(later)
         else:
-            node = len(self.occurrence_position)
-            self.occurrence_position = append(self.occurrence_position, i32(position))
-            self.occurrence_next = append(self.occurrence_next, self.head[pair_id])
-        self.head[pair_id] = i32(node)
-
-    def release_occurrence(self, node: i64) -> None:
-        """Return a chain entry to the pool (the caller has read it and unlinked its chain)."""
-        self.occurrence_next[node] = i32(self.free_occurrence)
-        self.free_occurrence = node
+            self.head[pair_id] = i32(later)
+        if later != END:
+            self.chain_prev[later] = i32(earlier)

@@ -2,11 +2,12 @@
 
 All chunks live in one flat, linked array of positions (backward links found through `_before`),
 so a merge rewrites only the positions it touches: a 10 Mbp chunk costs no more per merge than 10 M
-short ones. Each position knows the id of the pair that starts there (`pair_at`): removing a
-neighbouring pair is an array lookup, only the two pairs a merge creates need a lookup in an
-integer hash table (`pairs.py`). The best pair comes from a max-heap with lazy entries
-(`heap.PairHeap.best`). All in unboxed vecs (per position 32-bit: a genome is most of the memory,
-at most MAX_POSITIONS symbols), so the compiled merge loop is integer arithmetic.
+short ones. Each position knows the id of the pair that starts there (`pair_at`) and its
+neighbours in that pair's chain of occurrences: removing a neighbouring pair is array lookups and
+two stores, only the two pairs a merge creates need a lookup in an integer hash table
+(`pairs.py`). The best pair comes from a max-heap with lazy entries (`heap.PairHeap.best`). All in
+unboxed vecs (per position 32-bit: a genome is most of the memory, at most MAX_POSITIONS
+symbols), so the compiled merge loop is integer arithmetic.
 
 Overlapping occurrences of a pair (a, a) (`aaa`) merge left to right from each run's start, as in the reference.
 
@@ -144,8 +145,8 @@ class Trainer:
         # sized once: appends would regrow them to twice a genome's length, copying as they go
         self.sym, self.nxt = vec[i32](capacity=position_total), vec[i32](capacity=position_total)
         self.pair_at = vec[i32](capacity=position_total)
+        self.pairs.reserve_chains(position_total)
         self.weight_at = vec[i64](capacity=0 if uniform else position_total)
-        self.pairs.reserve_occurrences(position_total + position_total // 8)  # room for a merge in progress
         for chunk_index in range(len(chunks)):
             chunk = chunks[chunk_index]
             given: int = weights[chunk_index]
@@ -179,7 +180,7 @@ class Trainer:
                 self.pair_at[position] = i32(pair_id)
                 if pair_id != NO_PAIR:
                     self.pairs.count[pair_id] += weight
-                    self.pairs.add_occurrence(pair_id, position)
+                    self.pairs.chain(pair_id, position)
         if uniform:  # every weight is checked by now: this one fits in 64 bits
             self.uniform_weight = paired_weights.pop() if paired_weights else 0
 
@@ -221,15 +222,11 @@ class Trainer:
             left, right = i64(pairs.left[pair_id]), i64(pairs.right[pair_id])
             if not self._vetoed(left, right):
                 continue
-            node = i64(pairs.head[pair_id])
+            position = i64(pairs.head[pair_id])
             pairs.head[pair_id] = i32(END)
-            while node != END:
-                position = i64(pairs.occurrence_position[node])
-                following = i64(pairs.occurrence_next[node])
-                pairs.release_occurrence(node)
-                node = following
-                if pair_at[position] == i32(pair_id):
-                    pair_at[position] = i32(NO_PAIR)
+            while position != END:
+                pair_at[position] = i32(NO_PAIR)
+                position = i64(pairs.chain_next[position])
             pairs.count[pair_id] = 0
             pairs.forbid(left, right)
 
@@ -269,20 +266,23 @@ class Trainer:
             old = i64(pair_at[before])
             if old != NO_PAIR:
                 self._change(old, -weight)
+                self.pairs.unchain(old, before)
             created = self._pair_for(i64(sym[before]), new_id)
             pair_at[before] = i32(created)
             if created != NO_PAIR:
                 self._change(created, weight)
-                self._occur(created, before)
+                self.pairs.chain(created, before)
         if after != DEAD:
             old = i64(pair_at[second])
             if old != NO_PAIR:
                 self._change(old, -weight)
+                if old != merged:  # an overlapping occurrence of the pair being merged: see _merge_all
+                    self.pairs.unchain(old, second)
             created = self._pair_for(new_id, i64(sym[after]))
             pair_at[position] = i32(created)
             if created != NO_PAIR:
                 self._change(created, weight)
-                self._occur(created, position)
+                self.pairs.chain(created, position)
         else:
             pair_at[position] = i32(NO_PAIR)
         self.pairs.count[merged] -= weight
@@ -292,11 +292,6 @@ class Trainer:
         nxt[end] = i32(position)
         sym[second] = i32(DEAD)
         pair_at[second] = i32(NO_PAIR)
-
-    def _occur(self, pair_id: i64, position: i64) -> None:
-        if self.pairs.pool_full():
-            self.pairs.sweep(self.pair_at)
-        self.pairs.add_occurrence(pair_id, position)
 
     def _before(self, position: i64) -> i64:
         """The token before `position`'s in its chunk, or DEAD: the slot before a token is the previous
@@ -309,18 +304,25 @@ class Trainer:
 
     def _merge_all(self, best: i64, left: i64, right: i64, new_id: i64) -> None:
         """Merge every live occurrence of pair `best` = (left, right) into new_id."""
-        pairs, pair_at, nxt = self.pairs, self.pair_at, self.nxt
-        node = i64(pairs.head[best])
-        pairs.head[best] = i32(END)
-        while node != END:
-            position = i64(pairs.occurrence_position[node])
-            following = i64(pairs.occurrence_next[node])
-            pairs.release_occurrence(node)
-            node = following
-            if i64(pair_at[position]) != best:
-                continue
-            if left != right:
+        pairs, pair_at, nxt, chain_next = self.pairs, self.pair_at, self.nxt, self.pairs.chain_next
+        position = i64(pairs.head[best])
+        pairs.head[best] = i32(END)  # every occurrence is merged or gone by the end
+        if left != right:
+            # merging one occurrence leaves the others and their links as they are: walk the chain
+            while position != END:
+                following = i64(chain_next[position])
                 self._merge_at(position, new_id, best)
+                position = following
+            return
+        # (a, a): merging a run rewrites the links of occurrences further on in the chain (and ends
+        # those it covers, which stay in the list: their pair_at no longer says best), so list them first
+        found = vec[i32]()
+        while position != END:
+            found = append(found, i32(position))
+            position = i64(chain_next[position])
+        for index in range(len(found)):
+            position = i64(found[index])
+            if i64(pair_at[position]) != best:
                 continue
             # overlapping occurrences: merge the whole run of `left` from its start
             before = self._before(position)
