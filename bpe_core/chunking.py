@@ -284,6 +284,7 @@ def count_packed_parts(
 def _count_packed_into(
     items: Iterable[Any], packer: CountsPacked, counts: ChunkCounts, prepare: Callable[[Any], Any] | None
 ) -> int:
+    """Count the pieces' chunks into `counts`; their size, for progress."""
     size = 0
     for piece in items:
         if prepare is not None:
