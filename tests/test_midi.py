@@ -699,6 +699,13 @@ def test_an_unknown_grammar_is_an_error_naming_the_allowed_ones(songs: list[Path
         small_tokenizer(songs, grammar="cpword")
 
 
+@pytest.mark.parametrize("split", ["phrase", ["bar"], {"bar": 50}, 4])
+def test_a_split_that_is_not_one_of_the_names_is_an_error_naming_them(split: Any) -> None:
+    # a list or a mapping (a fuzzed config nested the value) was a TypeError from the lookup
+    with pytest.raises(BpeError, match=r"pretokenizer\.split: .* is not allowed; allowed: bar, beat, none"):
+        events_module.MidiEventPretokenizer({"split": split})
+
+
 EVENT_KINDS = ("Bar", "TimeSig", "Position", "Tempo", "note", "note", "note", "any")
 
 

@@ -262,7 +262,7 @@ class MidiEventPretokenizer:
         self.grid = grid_from_options(options)
         self.with_signatures = options.get("time_signatures", True) is not False
         self.split_mode = options.get("split", "bar")
-        if self.split_mode not in SPLIT_CODES:
+        if not isinstance(self.split_mode, str) or self.split_mode not in SPLIT_CODES:
             raise BpeError(f"pretokenizer.split: {self.split_mode!r} is not allowed; allowed: bar, beat, none")
         self.parser = options.get("parser", "fast")
         if self.parser not in ("fast", "mido", "symusic"):
