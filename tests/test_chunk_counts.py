@@ -2,6 +2,8 @@
 scanner's split, and training's packed counting against the chunk-by-chunk path it replaces."""
 
 import gzip
+import os
+import time
 from collections import Counter
 from functools import cache
 
@@ -132,14 +134,18 @@ def test_claimed_map_calls_each_item_once_in_some_process_and_hands_over_the_res
 
 
 def test_claimed_map_raises_an_error_of_a_worker_or_of_this_process() -> None:
-    def fail_on(bad: int):
+    here = os.getpid()
+
+    def fail_in(worker: bool):
         def check(item: int) -> int:
-            if item == bad:
-                raise ValueError(f"item {item}")
+            if (os.getpid() != here) == worker:
+                raise ValueError(f"item {item} in {'a worker' if worker else 'this process'}")
+            time.sleep(0.001)  # so that both processes claim items
             return 1
 
         return check
 
-    for bad in (0, 150):  # item 0 is claimed first, by this process; 150 most likely by the worker
-        with pytest.raises(ValueError, match=f"item {bad}"):
-            claimed_map(fail_on(bad), list(range(300)), 2, lambda: None)
+    for worker in (True, False):
+        where = "a worker" if worker else "this process"
+        with pytest.raises(ValueError, match=f"in {where}"):
+            claimed_map(fail_in(worker), list(range(300)), 2, lambda: None)
