@@ -311,6 +311,12 @@ IMPORT_CASES: dict[str, tuple[str, Callable[[Path, dict[str, bytes]], None], lis
         ["normalizer", "expected an object"],
     ),
     "hf-split-regex-number": ("hf", edited_json("small-hf.json", hf_regex(42)), ["Regex", "non-empty string"]),
+    # found by the fuzz test: the error named the pattern but not the file
+    "hf-split-regex-invalid": (
+        "hf",
+        edited_json("small-hf.json", hf_regex(")")),
+        ["pre_tokenizer", "not a valid regex"],
+    ),
     "hf-merge-one-part": (
         "hf",
         edited_json("small-hf.json", lambda data: data["model"]["merges"].__setitem__(0, ["a"])),

@@ -160,13 +160,16 @@ def read_spec(path: str) -> TokenizerSpec:
         pretokenizer = pretokenizer_for(pattern)
     else:
         named = next((name for name in NAMED_PATTERNS if pretokenizer_for(name).pattern == pattern), None)
-        pretokenizer = (
-            pretokenizer_for(named)
-            if named
-            else registry().pretokenizer(
-                "regex", {"pattern": pattern, "unmatched": "keep" if keep_unmatched else "drop"}
+        try:
+            pretokenizer = (
+                pretokenizer_for(named)
+                if named
+                else registry().pretokenizer(
+                    "regex", {"pattern": pattern, "unmatched": "keep" if keep_unmatched else "drop"}
+                )
             )
-        )
+        except BpeError as error:  # a pattern that is no valid regex: name the file it came from
+            raise BpeError(f"{path}: pre_tokenizer: {error}") from None
     normalizers = _normalizers(path, data.get("normalizer"))
     labels = pretokenizer.alphabet()
     label_byte = {label: byte for byte, label in enumerate(labels)}
