@@ -84,14 +84,20 @@ class Encoder:
         self.mirrored = []
         self.long_symbols = 0
         for rank in range(len(merges)):
-            self.add_merge(merges[rank][0], merges[rank][1], -1 if results is None else results[rank])
+            self._append_merge(merges[rank][0], merges[rank][1], -1 if results is None else results[rank])
 
     def add_merge(self, left: int, right: int, result: int = -1) -> int:
         """Append a merge (lowest priority so far); returns the id it creates (`result`, if it
         names an existing token, else the next new id)."""
-        rank = len(self.merge_result)
         if self.mirrored:
             raise ValueError("merges cannot be added to a mirrored encoder")
+        result = self._append_merge(left, right, result)
+        self._forget()
+        return result
+
+    def _append_merge(self, left: int, right: int, result: int) -> int:
+        """`add_merge` without dropping what was built from the merges (nothing is, in `__init__`)."""
+        rank = len(self.merge_result)
         bound = self.alphabet_size + self.token_count
         if left < 0 or right < 0 or left >= bound or right >= bound:
             raise ValueError(f"merge {rank} ({left}, {right}) uses an id that does not exist yet")
@@ -107,7 +113,6 @@ class Encoder:
             self.merge_rank[key] = rank
         self.merge_result.append(result)
         self.merge_pairs.append((left, right))
-        self._forget()
         return result
 
     def _forget(self) -> None:
