@@ -40,7 +40,7 @@ def check_layout(
     padding: int,
 ) -> None:
     """Raise a BpeError naming the field when the layout is not consistent (see the module docstring)."""
-    well_typed = all(type(token) is int for token in ids)  # the common case, checked fast
+    well_typed = set(map(type, ids)) <= {int}  # the common case, checked fast
     if not (
         well_typed and (not ids or (min(ids[alphabet_size:], default=0) >= 0 and min(ids) >= -1 and max(ids) <= MAX_ID))
     ):
@@ -56,15 +56,18 @@ def check_layout(
         for symbol in symbols:
             if not is_int(symbol) or not 0 <= symbol < alphabet_size:
                 check_id(symbol, f"orphans[{token}]", 0, alphabet_size - 1)
-    first_index: dict[int, int] = {}  # regular id -> the first internal token with it
-    for index, token in enumerate(ids):
-        if token < 0:
-            continue
-        if token in orphans and index >= alphabet_size:
-            raise BpeError(f"ids[{index}]: id {token} is also orphans[{token}]; an id stands for one token")
-        other = first_index.setdefault(token, index)
-        if other != index and not (index < alphabet_size and token in orphans):
-            raise BpeError(f"ids[{index}]: id {token} is also ids[{other}]; an id stands for one token")
+    # regular id -> the first internal token with it (built from the end, so the first one stays)
+    first_index = dict(zip(reversed(ids), range(len(ids) - 1, -1, -1)))
+    first_index.pop(-1, None)
+    if orphans or len(first_index) < len(ids) - ids.count(-1):  # some id is shared: the first that may not be
+        for index, token in enumerate(ids):
+            if token < 0:
+                continue
+            if token in orphans and index >= alphabet_size:
+                raise BpeError(f"ids[{index}]: id {token} is also orphans[{token}]; an id stands for one token")
+            other = first_index[token]
+            if other != index and not (index < alphabet_size and token in orphans):
+                raise BpeError(f"ids[{index}]: id {token} is also ids[{other}]; an id stands for one token")
     special_of: dict[int, str] = {}
     for token_text, token in special_ids.items():
         field = f"special_ids[{_short(token_text)}]"
