@@ -10,6 +10,7 @@ generated from a small tokenizer trained on a slice of the Python documentation.
 """
 
 import base64
+import gzip
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -284,6 +285,17 @@ def tiktoken_with_last_rank(rank: bytes) -> Callable[[Path, dict[str, bytes]], N
     return make
 
 
+def tiktoken_with_line(number: int, line: bytes) -> Callable[[Path, dict[str, bytes]], None]:
+    """The small .tiktoken file with line `number` (from 1) replaced."""
+
+    def make(directory: Path, files: dict[str, bytes]) -> None:
+        lines = files["small.tiktoken"].splitlines()
+        lines[number - 1] = line
+        (directory / "bad.tiktoken").write_bytes(b"\n".join(lines) + b"\n")
+
+    return make
+
+
 def hf_regex(pattern: Any) -> Callable[[Any], None]:
     return set_path(["pre_tokenizer", "pretokenizers", 0, "pattern", "Regex"], pattern)
 
@@ -356,6 +368,18 @@ IMPORT_CASES: dict[str, tuple[str, Callable[[Path, dict[str, bytes]], None], lis
     "tiktoken-rank-negative": ("tiktoken", tiktoken_with_last_rank(b"-5"), ["line 299", "rank"]),
     "tiktoken-rank-with-sign": ("tiktoken", tiktoken_with_last_rank(b"+298"), ["line 299", "rank"]),
     "tiktoken-rank-with-underscore": ("tiktoken", tiktoken_with_last_rank(b"2_98"), ["line 299", "rank"]),
+    "tiktoken-rank-2-31": ("tiktoken", tiktoken_with_last_rank(b"2147483648"), ["line 299", "rank"]),
+    "tiktoken-not-base64": ("tiktoken", tiktoken_with_line(120, b"a*b= 119"), ["line 120", "base64-token rank"]),
+    "tiktoken-three-fields": ("tiktoken", tiktoken_with_line(7, b"Bg== 6 6"), ["line 7", "base64-token rank"]),
+    "tiktoken-token-twice": ("tiktoken", tiktoken_with_line(8, b"Bg== 7"), ["line 8", "appears twice"]),
+    "tiktoken-rank-twice": ("tiktoken", tiktoken_with_line(8, b"Bw== 6"), ["two tokens share a rank"]),
+    "tiktoken-truncated-gz": (
+        "tiktoken",
+        lambda directory, files: (directory / "bad.tiktoken.gz").write_bytes(
+            gzip.compress(files["small.tiktoken"])[:-20]
+        ),
+        ["cannot read"],
+    ),
 }
 
 
@@ -363,7 +387,7 @@ IMPORT_CASES: dict[str, tuple[str, Callable[[Path, dict[str, bytes]], None], lis
 def test_hostile_import_is_one_clean_error(case: str, originals: dict[str, bytes], tmp_path: Path) -> None:
     kind, make, fragments = IMPORT_CASES[case]
     make(tmp_path, originals)
-    name = "bad.json" if kind == "hf" else "bad.tiktoken"
+    (name,) = [path.name for path in tmp_path.iterdir() if path.name.startswith("bad.")]
     assert_fails_cleanly(
         "import",
         "--format",

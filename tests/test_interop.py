@@ -45,6 +45,7 @@ from tiktoken_ext.openai_public import r50k_pat_str
 from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, trainers
 
 import bpe_core
+from bpe_core.formats import tiktoken as tiktoken_format
 
 PUBLISHED = ("cl100k", "o200k")
 EXAMPLES = 60 if PURE else 250
@@ -304,6 +305,16 @@ def test_trained_vocabulary_saved_exported_and_reimported_encodes_the_same(train
     assert bpe_core.load(exported["ours"]).encode_ordinary(sample) == expected
     assert bpe_core.from_hf(exported["hf"]).encode_ordinary(sample) == expected
     assert bpe_core.from_tiktoken(exported["tiktoken"], pattern="gpt2").encode_ordinary(sample) == expected
+
+
+def test_trained_vocabulary_exported_to_tiktoken_imports_with_the_merges_it_learned(trained, exported, tmp_path):
+    """The import recovers each merge from the ranks alone (`engine.recover_merges`): exactly the
+    3,840 merges the trainer learned. Line ends and blank lines do not change the ranks read."""
+    assert bpe_core.from_tiktoken(exported["tiktoken"], pattern="gpt2").merges == trained.merges
+    lines = exported["tiktoken"].read_bytes().splitlines()
+    variant = tmp_path / "variant.tiktoken"
+    variant.write_bytes(b"\r\n".join(lines[:1000]) + b"\r\n\n \n" + b"\n".join(lines[1000:]) + b"\n\n")
+    assert tiktoken_format.read_ranks(str(variant)) == tiktoken_format.read_ranks(str(exported["tiktoken"]))
 
 
 @pytest.fixture(scope="module", params=["end", "start"])

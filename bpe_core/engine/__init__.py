@@ -11,6 +11,7 @@ from bpe_core.engine.alphabet import Alphabet
 from bpe_core.engine.chunk_counts import ChunkCounts
 from bpe_core.engine.encoder import Decoder, Encoder
 from bpe_core.engine.mirror import mirror_tokens
+from bpe_core.engine.short_encoder import recover_merges
 from bpe_core.engine.trainer import TIE_HF, TIE_LARGEST, TIE_RULES, TIE_SMALLEST, Trainer
 
 ENGINE_MODULES = (
@@ -71,5 +72,6 @@ __all__ = [
     "Trainer",
     "is_compiled",
     "mirror_tokens",
+    "recover_merges",
     "train",
 ]

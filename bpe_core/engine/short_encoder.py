@@ -27,7 +27,7 @@ encoder instead, which costs only the merges it makes.
 
 from typing import Final
 
-from librt.vecs import vec
+from librt.vecs import append, vec
 from mypy_extensions import i32, i64
 
 from bpe_core.engine.heap import sift_down, sift_up
@@ -49,6 +49,7 @@ class ShortEncoder:
     """
 
     id_bound: i64
+    capacity: i64  # merges the tables have room for
     byte_ranks: vec[i32]  # [left * 256 + right]: the rank of a pair of ids below 256
     slots: vec[i64]  # per slot: pair key << rank_bits | rank (one word: o200k's table is 4 MB, not 8)
     mask: i64  # slot count - 1
@@ -68,34 +69,37 @@ class ShortEncoder:
     heap: vec[i64]  # rank << shift | position, a binary min-heap in its first entries
 
     def __init__(
-        self, alphabet_size: int, merges: list[tuple[int, int]], results: list[int], output_ids: list[int]
+        self,
+        alphabet_size: int,
+        merges: list[tuple[int, int]],
+        results: list[int],
+        output_ids: list[int],
+        capacity: int = 0,
     ) -> None:
-        """A pair listed twice keeps its first rank."""
-        self.id_bound = alphabet_size + len(merges) + 1
-        self.rank_bits = max(1, int(len(merges)).bit_length())
+        """A pair listed twice keeps its first rank. `capacity`: how many merges `add_merge` may
+        bring the total to (default: no more)."""
+        most: i64 = max(len(merges), capacity)
+        self.capacity = most
+        self.id_bound = alphabet_size + most + 1
+        self.rank_bits = max(1, int(most).bit_length())
         if int(self.id_bound * self.id_bound).bit_length() + self.rank_bits > 63:
-            raise ValueError(f"{len(merges)} merges are too many for the packed pair table (at most about 2 million)")
+            raise ValueError(f"{most} merges are too many for the packed pair table (at most about 2 million)")
         self.byte_ranks = vec[i32]([NO_BYTE_RANK] * BYTE_PAIRS)
-        capacity: i64 = 16
-        while capacity < 2 * len(merges) + 2:
-            capacity *= 2
-        self.slots = vec[i64]([EMPTY] * capacity)
-        self.mask = capacity - 1
+        slot_count: i64 = 16
+        while slot_count < 2 * most + 2:
+            slot_count *= 2
+        self.slots = vec[i64]([EMPTY] * slot_count)
+        self.mask = slot_count - 1
         filter_bits: i64 = 64
-        while filter_bits < FILTER_BITS_PER_PAIR * len(merges):
+        while filter_bits < FILTER_BITS_PER_PAIR * most:
             filter_bits *= 2
         self.filter = vec[i64]([0] * (filter_bits // 64))
         self.filter_mask = filter_bits - 1
         # [b]: the word with only bit b set (bit 63 is the sign bit of an i64)
         self.bit_values = vec[i64]([1 << bit if bit < 63 else -(1 << 63) for bit in range(64)])
+        self.results = vec[i64]()
         for rank in range(len(merges)):
-            left: i64 = merges[rank][0]
-            right: i64 = merges[rank][1]
-            if left >= 256 or right >= 256:
-                self._insert(left * self.id_bound + right, rank)
-            elif self.byte_ranks[left * 256 + right] == NO_BYTE_RANK:
-                self.byte_ranks[left * 256 + right] = i32(rank)
-        self.results = vec[i64](results)
+            self.add_merge(merges[rank][0], merges[rank][1], results[rank])
         self.output = vec[i64](output_ids)
         self.mapped = len(output_ids) > 0
         self.parts = vec[i64]()
@@ -103,6 +107,17 @@ class ShortEncoder:
         self.following = vec[i64]()
         self.preceding = vec[i64]()
         self.heap = vec[i64]()
+
+    def add_merge(self, left: i64, right: i64, result: i64) -> None:
+        """Append a merge (lowest priority so far) that makes `result`, within the capacity."""
+        rank: i64 = len(self.results)
+        if rank >= self.capacity or left >= self.id_bound or right >= self.id_bound:
+            raise ValueError("more merges, or higher ids, than the short encoder's capacity")
+        if left >= 256 or right >= 256:
+            self._insert(left * self.id_bound + right, rank)
+        elif self.byte_ranks[left * 256 + right] == NO_BYTE_RANK:
+            self.byte_ranks[left * 256 + right] = i32(rank)
+        self.results = append(self.results, result)
 
     def _hash(self, key: i64) -> i64:
         # mix the high bits in, and keep the product below 2**63 so pure and compiled agree
@@ -268,3 +283,23 @@ class ShortEncoder:
             self._put(result, parts[position])
             position = following[position]
         return result
+
+
+def recover_merges(tokens: list[bytes]) -> list[tuple[int, int]]:
+    """The merge that makes each token, for tokens of two bytes or more given in rank order
+    (tiktoken's files hold tokens and ranks, no merges): the pair its bytes end in when encoded
+    with the merges recovered before it (ids: the bytes 0-255, then one per merge, in order), or
+    (-1, -1) where they end in more than two parts (no merge sequence makes the token)."""
+    short = ShortEncoder(256, [], [], [], len(tokens))
+    pairs: list[tuple[int, int]] = []
+    made: i64 = 0
+    for index in range(len(tokens)):
+        token = tokens[index]
+        parts = short.encode(token, 0, len(token))
+        if len(parts) == 2:
+            short.add_merge(parts[0], parts[1], 256 + made)
+            made += 1
+            pairs.append((parts[0], parts[1]))
+        else:
+            pairs.append((-1, -1))
+    return pairs

@@ -18,10 +18,11 @@ import gzip
 import hashlib
 import os
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from bpe_core.config import ComponentConfig
-from bpe_core.engine import Encoder
+from bpe_core.engine import recover_merges
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, make_directory
 from bpe_core.formats.layout import MAX_ID
@@ -32,6 +33,7 @@ from bpe_core.strands import refuse_mirrored_overlaps
 NAMED_PATTERNS = ("gpt2", "cl100k", "o200k")
 
 _ENDOFTEXT = "<|endoftext|>"
+RANK_DIGITS = len(str(MAX_ID))
 
 
 @dataclass(frozen=True)
@@ -88,34 +90,61 @@ def published_vocabulary(path: str | os.PathLike[str]) -> PublishedVocabulary | 
 
 def read_ranks(path: str) -> dict[bytes, int]:
     """token bytes -> rank, from a .tiktoken file (plain or .gz)."""
-    ranks: dict[bytes, int] = {}
     try:
         handle = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
         with handle:
-            for line_number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                fields = line.split()
-                if len(fields) != 2:
-                    raise BpeError(f"{path}, line {line_number}: expected 'base64-token rank'")
-                try:
-                    token = base64.b64decode(fields[0], validate=True)
-                except binascii.Error:
-                    raise BpeError(f"{path}, line {line_number}: expected 'base64-token rank'") from None
-                # ASCII digits only (int() would take "+5", "1_0" and a 5,000-digit number)
-                if not fields[1].isdigit() or len(fields[1]) > len(str(MAX_ID)) or int(fields[1]) > MAX_ID:
-                    raise BpeError(
-                        f"{path}, line {line_number}: rank {fields[1][:20].decode('ascii', 'replace')!r} is not an "
-                        f"integer from 0 to {MAX_ID}"
-                    )
-                rank = int(fields[1])
-                if token in ranks:
-                    raise BpeError(f"{path}, line {line_number}: token {token!r} appears twice")
-                ranks[token] = rank
-    except OSError as error:
-        raise BpeError(f"cannot read {path}: {error.strerror or error}") from error
+            data = handle.read()
+    except (OSError, EOFError) as error:
+        raise BpeError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from error
+    ranks = _well_formed_ranks(data)
+    if ranks is None:  # read again line by line, for the error that names the line
+        ranks = _checked_ranks(data, path)
     if len(set(ranks.values())) != len(ranks):
         raise BpeError(f"{path}: two tokens share a rank")
+    return ranks
+
+
+def _well_formed_ranks(data: bytes) -> dict[bytes, int] | None:
+    """The ranks, if every line is "base64-token rank" (blank lines only at the end) with no
+    token twice; None otherwise. The common case, with no more work per line than it needs."""
+    lines = data.rstrip().split(b"\n") if data.strip() else []
+    ranks: dict[bytes, int] = {}
+    decode = binascii.a2b_base64
+    try:
+        for line in lines:
+            token, rank = line.split()
+            if not rank.isdigit() or len(rank) > RANK_DIGITS:
+                return None
+            ranks[decode(token, strict_mode=True)] = int(rank)
+    except ValueError:  # not two fields, or not base64 (binascii.Error)
+        return None
+    if len(ranks) != len(lines) or max(ranks.values(), default=0) > MAX_ID:
+        return None
+    return ranks
+
+
+def _checked_ranks(data: bytes, path: str) -> dict[bytes, int]:
+    """The ranks, or an error naming the first line that is not "base64-token rank"."""
+    ranks: dict[bytes, int] = {}
+    for line_number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        fields = line.split()
+        if len(fields) != 2:
+            raise BpeError(f"{path}, line {line_number}: expected 'base64-token rank'")
+        try:
+            token = base64.b64decode(fields[0], validate=True)
+        except binascii.Error:
+            raise BpeError(f"{path}, line {line_number}: expected 'base64-token rank'") from None
+        # ASCII digits only (int() would take "+5", "1_0" and a 5,000-digit number)
+        if not fields[1].isdigit() or len(fields[1]) > RANK_DIGITS or int(fields[1]) > MAX_ID:
+            raise BpeError(
+                f"{path}, line {line_number}: rank {fields[1][:20].decode('ascii', 'replace')!r} is not an "
+                f"integer from 0 to {MAX_ID}"
+            )
+        if token in ranks:
+            raise BpeError(f"{path}, line {line_number}: token {token!r} appears twice")
+        ranks[token] = int(fields[1])
     return ranks
 
 
@@ -152,17 +181,13 @@ def read_spec(path: str, pattern: str | None = None, special_tokens: dict[str, i
     clash = sorted(set(specials.values()) & set(ranks.values()))
     if clash:
         raise BpeError(f"special token id {clash[0]} is also the rank of a regular token in {path}")
-    encoder = Encoder(256, [], capacity=len(ranks))
     merges: list[tuple[int, int]] = []
     ids = [ranks[bytes([byte])] for byte in range(256)]
     orphans: dict[int, list[int]] = {}
-    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
-        if len(token) == 1:
-            continue
-        parts = encoder.encode_symbols(list(token))
-        if len(parts) == 2:
-            encoder.add_merge(parts[0], parts[1])
-            merges.append((parts[0], parts[1]))
+    longer = [(token, rank) for token, rank in sorted(ranks.items(), key=itemgetter(1)) if len(token) > 1]
+    for (token, rank), pair in zip(longer, recover_merges([token for token, _ in longer])):
+        if pair[0] >= 0:
+            merges.append(pair)
             ids.append(rank)
         else:
             orphans[rank] = list(token)
