@@ -4,18 +4,17 @@ Chunks go to `long_encoder`, which costs the merges it makes (a genome, but also
 it was 1.5x faster than the heap encoder on a text corpus's unique words, 3-4x on DNA reads). Merge
 lists where two merges make one token (imports) need rank order apart from creation order, and go
 to the quadratic scan tiktoken uses (short chunks) or a linked list with a heap of (rank,
-position), O(n log n); so do chunks shorter than SWEEP_CHUNK while an importer is still adding
-merges (`add_merge` would rebuild the whole-chunk encoder's table after every one). All merge the
-lowest-ranked pair first and the leftmost occurrence on ties, which reproduces training exactly
-(`mirror_overlaps` opts into mirrored encoding instead). A bounded cache maps repeated chunks (any
-hashable the caller chooses, such as the chunk's text) to their ids. Chunks given as byte ranges of
-a buffer (`encode_range`: packed symbols, one byte each) are encoded without a Python object per
-symbol (`short_encoder`) and cached by their bytes (`range_cache`; long ones if the caller asks),
-so a document's chunks need no Python object each either. Byte ranges of LONG_CHUNK symbols and
-more go to the short encoder's heap until they add up to as many symbols as there are merges: the
-whole-chunk encoder's table costs about that much to build (for o200k_base a fifth of encoding a
-megabyte of Japanese, whose few long chunks it then encoded in a thirtieth of that), so it is built
-once the long chunks have paid for it, as a renter buys once the rent reaches the price.
+position), O(n log n). All merge the lowest-ranked pair first and the leftmost occurrence on ties,
+which reproduces training exactly (`mirror_overlaps` opts into mirrored encoding instead). A
+bounded cache maps repeated chunks (any hashable the caller chooses, such as the chunk's text) to
+their ids. Chunks given as byte ranges of a buffer (`encode_range`: packed symbols, one byte each)
+are encoded without a Python object per symbol (`short_encoder`) and cached by their bytes
+(`range_cache`; long ones if the caller asks), so a document's chunks need no Python object each
+either. Byte ranges of LONG_CHUNK symbols and more go to the short encoder's heap until they add up
+to as many symbols as there are merges: the whole-chunk encoder's table costs about that much to
+build (for o200k_base a fifth of encoding a megabyte of Japanese, whose few long chunks it then
+encoded in a thirtieth of that), so it is built once the long chunks have paid for it, as a renter
+buys once the rent reaches the price.
 
 This module does not split documents into chunks or map chunks to symbols.
 """
@@ -32,7 +31,7 @@ from bpe_core.engine.short_encoder import ShortEncoder
 
 NO_RANK: Final = 1 << 60
 LONG_CHUNK: Final = 96
-SWEEP_CHUNK: Final = 4096  # while merges are still being added, the whole-chunk encoder from this length
+SWEEP_CHUNK: Final = 4096  # byte ranges from this length build the whole-chunk encoder at once (a genome)
 DEFAULT_CACHE_SIZE: Final = 1 << 18
 
 
@@ -63,14 +62,13 @@ class Encoder:
         alphabet_size: int,
         merges: list[tuple[int, int]],
         cache_size: int = DEFAULT_CACHE_SIZE,
-        capacity: int = 0,
         results: list[int] | None = None,
     ) -> None:
-        """`capacity`: how many merges `add_merge` may bring the total to (default: no more).
-        `results[r]`: the id merge r creates, when it is an existing token rather than the next
-        new id (Hugging Face reuses the id when a merge makes a string it already has)."""
+        """`results[r]`: the id merge r creates, when it is an existing token rather than the next
+        new id (Hugging Face reuses the id when a merge makes a string it already has). A pair
+        listed twice keeps its first rank."""
         self.alphabet_size = alphabet_size
-        self.id_bound = alphabet_size + max(len(merges), capacity) + 1
+        self.id_bound = alphabet_size + len(merges) + 1
         self.merge_rank = {}
         self.merge_result = []
         self.merge_pairs = []
@@ -86,23 +84,13 @@ class Encoder:
         for rank in range(len(merges)):
             self._append_merge(merges[rank][0], merges[rank][1], -1 if results is None else results[rank])
 
-    def add_merge(self, left: int, right: int, result: int = -1) -> int:
-        """Append a merge (lowest priority so far); returns the id it creates (`result`, if it
-        names an existing token, else the next new id)."""
-        if self.mirrored:
-            raise ValueError("merges cannot be added to a mirrored encoder")
-        result = self._append_merge(left, right, result)
-        self._forget()
-        return result
-
-    def _append_merge(self, left: int, right: int, result: int) -> int:
-        """`add_merge` without dropping what was built from the merges (nothing is, in `__init__`)."""
+    def _append_merge(self, left: int, right: int, result: int) -> None:
+        """Append a merge (lowest priority so far) that makes `result`, if it names an existing
+        token, else the next new id."""
         rank = len(self.merge_result)
         bound = self.alphabet_size + self.token_count
         if left < 0 or right < 0 or left >= bound or right >= bound:
             raise ValueError(f"merge {rank} ({left}, {right}) uses an id that does not exist yet")
-        if rank + 1 >= self.id_bound - self.alphabet_size:
-            raise ValueError("more merges than the encoder's capacity")
         if result < 0 or result == bound:
             result = bound
             self.token_count += 1
@@ -113,7 +101,6 @@ class Encoder:
             self.merge_rank[key] = rank
         self.merge_result.append(result)
         self.merge_pairs.append((left, right))
-        return result
 
     def _forget(self) -> None:
         """Drop every cached encoding and the encoders built from the merges (they changed)."""
@@ -128,20 +115,15 @@ class Encoder:
 
     def encode_symbols(self, symbols: list[int]) -> list[int]:
         """Token ids for one chunk given as base symbol ids."""
-        if self._takes_whole(len(symbols)):
+        if self._takes_whole():
             return self._long_encoder().encode(symbols)
         if len(symbols) >= LONG_CHUNK:
             return self._encode_long(symbols)
         return self._encode_short(symbols)
 
-    def _takes_whole(self, length: int) -> bool:
-        """Whether a chunk of this many symbols goes to the whole-chunk encoder."""
-        return len(self.mirrored) > 0 or (self._fresh_results() and (self._complete() or length >= SWEEP_CHUNK))
-
-    def _complete(self) -> bool:
-        """Whether no more merges may be added: while an importer adds merges one by one (and
-        encodes between them), short chunks take the scans, which need no rebuilt table."""
-        return len(self.merge_result) >= self.id_bound - self.alphabet_size - 1
+    def _takes_whole(self) -> bool:
+        """Whether chunks go to the whole-chunk encoder (its merges each make a new id)."""
+        return len(self.mirrored) > 0 or self._fresh_results()
 
     def _fresh_results(self) -> bool:
         """Whether every merge creates a new id (then rank order equals merge order)."""
@@ -357,9 +339,7 @@ class Encoder:
         while `_renting`, the whole-chunk encoder for other long chunks and for mirrored encoding."""
         if not self.mirrored and (end - start < LONG_CHUNK or not self._fresh_results() or self._renting(end - start)):
             return self._short().encode(data, start, end)
-        if self._takes_whole(end - start):
-            return self.to_output(self._long_encoder().encode_bytes(data, start, end))
-        return self.to_output(self._encode_long(list(data[start:end])))
+        return self.to_output(self._long_encoder().encode_bytes(data, start, end))
 
     def _renting(self, length: int) -> bool:
         """Whether a long byte range of `length` symbols goes to the short encoder's heap because
