@@ -9,6 +9,7 @@ from helpers.reference import train_reference
 
 import bpe_core
 from bpe_core import engine
+from bpe_core.engine import pairs
 
 pytestmark = pytest.mark.both_modes
 
@@ -17,6 +18,11 @@ BASE_IDS = bytes.maketrans(b"ACGT", bytes(range(4)))
 
 def packed(sequence: str) -> bytes:
     return sequence.encode("ascii").translate(BASE_IDS)
+
+
+def field(trainer: engine.Trainer, position: int, name: int) -> int:
+    """One field of a position's node (`pairs.SYMBOL` and on)."""
+    return int(trainer.node[position * trainer.stride + name])
 
 
 def learned(trainer: engine.Trainer) -> tuple[list[tuple[int, int]], list[int], list[int]]:
@@ -45,7 +51,7 @@ def test_one_shared_weight_and_weights_per_position_learn_the_same(ecoli_genome)
     shared = engine.Trainer(4, [first, second, b"\x01"], [2, 2, 7], 4 + 200)
     # the same counts with weights 1 and 2 (kept per position)
     mixed = engine.Trainer(4, [first, first, second, b"\x01"], [1, 1, 2, 7], 4 + 200)
-    assert len(shared.weight_at) == 0 and len(mixed.weight_at) == len(mixed.sym)
+    assert shared.stride == engine.trainer.UNIFORM_STRIDE and mixed.stride == engine.trainer.WEIGHED_STRIDE
     shared.run(200)
     mixed.run(200)
     assert shared.merges == mixed.merges and shared.merge_counts == mixed.merge_counts
@@ -55,13 +61,11 @@ def test_one_shared_weight_and_weights_per_position_learn_the_same(ecoli_genome)
     )
 
 
-def test_per_position_storage_is_32_bit_with_no_backward_token_links(ecoli_genome):
+def test_per_position_storage_is_five_32_bit_fields_with_no_backward_token_links(ecoli_genome):
     trainer = engine.train(4, [packed(ecoli_genome[:20_000])], [1], 50)
-    for per_position in (trainer.sym, trainer.nxt, trainer.pair_at, trainer.pairs.chain_next, trainer.pairs.chain_prev):
-        assert memoryview(per_position).itemsize == 4
-        assert len(per_position) == 20_000
-    assert len(trainer.weight_at) == 0  # one chunk: its weight is kept once
-    assert not hasattr(trainer, "prv")
+    assert memoryview(trainer.node).itemsize == 4
+    # symbol, next token, pair, its chain's two links; one chunk: its weight is kept once, not per position
+    assert len(trainer.node) == 20_000 * 5 and trainer.stride == 5
 
 
 def test_each_chain_holds_exactly_the_positions_where_its_pair_starts(ecoli_genome):
@@ -74,10 +78,14 @@ def test_each_chain_holds_exactly_the_positions_where_its_pair_starts(ecoli_geno
     for pair_id in range(trainer.pairs.size()):
         position, earlier = trainer.pairs.head[pair_id], -1
         while position != -1:
-            assert trainer.pairs.chain_prev[position] == earlier
+            assert field(trainer, position, pairs.CHAIN_PREV) == earlier
             chained[position] = pair_id
-            position, earlier = trainer.pairs.chain_next[position], position
-    starting = {position: pair_id for position, pair_id in enumerate(trainer.pair_at) if pair_id != -1}
+            position, earlier = field(trainer, position, pairs.CHAIN_NEXT), position
+    starting = {
+        position: field(trainer, position, pairs.PAIR)
+        for position in range(len(trainer.node) // trainer.stride)
+        if field(trainer, position, pairs.PAIR) != -1
+    }
     assert chained == starting
     assert len(starting) > 10_000
 

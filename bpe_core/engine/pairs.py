@@ -3,9 +3,10 @@ vecs (ids and positions in 32 bits: the trainer's positions and ids fit; counts 
 
 A pair (left, right) gets a dense id on first sight through an open-addressing hash table of
 integers (no Python dict, so no boxed keys). The positions where a pair starts form its chain,
-doubly linked through two arrays indexed by position, from the pair's `head`. A pair the
-trainer's veto forbids is kept in the hash table with the id VETOED and nothing else, so each later
-occurrence costs the one lookup any pair costs. This module does not decide which pair to merge.
+doubly linked through two fields of each position's node (the trainer's), from the pair's `head`. A
+pair the trainer's veto forbids is kept in the hash table with the id VETOED and nothing else, so
+each later occurrence costs the one lookup any pair costs. This module does not decide which pair
+to merge.
 """
 
 from typing import Final
@@ -17,6 +18,15 @@ NO_PAIR: Final[i64] = -1
 END: Final[i64] = -1
 EMPTY: Final[i64] = -1
 VETOED: Final[i64] = -2
+# a position's node in the trainer, `stride` i32s: its symbol (DEAD once merged into the token
+# before it), the position of the next token in its chunk, the id of the pair that starts there,
+# its neighbours in that pair's chain, and (when chunks' weights differ) its chunk's index
+SYMBOL: Final[i64] = 0
+NEXT: Final[i64] = 1
+PAIR: Final[i64] = 2
+CHAIN_NEXT: Final[i64] = 3
+CHAIN_PREV: Final[i64] = 4
+CHUNK: Final[i64] = 5
 
 
 def _slot(key: i64, mask: i64) -> i64:
@@ -50,9 +60,6 @@ class PairTable:
     right: vec[i32]
     count: vec[i64]
     head: vec[i32]
-    # per position: the next and previous positions in the chain of the pair that starts there
-    chain_next: vec[i32]
-    chain_prev: vec[i32]
     stamp: vec[i64]
     slot_keys: vec[i64]
     slot_ids: vec[i32]
@@ -65,7 +72,6 @@ class PairTable:
         self.right = vec[i32]()
         self.count = vec[i64]()
         self.head = vec[i32]()
-        self.chain_next, self.chain_prev = vec[i32](), vec[i32]()
         self.stamp = vec[i64]()
         capacity: i64 = 1024
         self.slot_keys, self.slot_ids = _empty_keys(capacity), _empty_ids(capacity)
@@ -144,26 +150,25 @@ class PairTable:
             slot_keys[slot] = key
             slot_ids[slot] = old_ids[index]
 
-    def reserve_chains(self, positions: i64) -> None:
-        """Links for `positions` positions, in no chain yet (sized once: a genome's are large)."""
-        self.chain_next, self.chain_prev = _empty_ids(positions), _empty_ids(positions)
-
-    def chain(self, pair_id: i64, position: i64) -> None:
-        """Put `position` first in the pair's chain."""
+    def chain(self, node: vec[i32], stride: i64, pair_id: i64, position: i64) -> None:
+        """Put `position` first in the pair's chain (its links are in its node: `stride` ints a
+        position, in the trainer's `node`)."""
         first = i64(self.head[pair_id])
-        self.chain_next[position] = i32(first)
-        self.chain_prev[position] = i32(END)
+        at = position * stride
+        node[at + CHAIN_NEXT] = i32(first)
+        node[at + CHAIN_PREV] = i32(END)
         if first != END:
-            self.chain_prev[first] = i32(position)
+            node[first * stride + CHAIN_PREV] = i32(position)
         self.head[pair_id] = i32(position)
 
-    def unchain(self, pair_id: i64, position: i64) -> None:
+    def unchain(self, node: vec[i32], stride: i64, pair_id: i64, position: i64) -> None:
         """Take `position` out of the pair's chain (the pair no longer starts there)."""
-        earlier = i64(self.chain_prev[position])
-        later = i64(self.chain_next[position])
+        at = position * stride
+        earlier = i64(node[at + CHAIN_PREV])
+        later = i64(node[at + CHAIN_NEXT])
         if earlier != END:
-            self.chain_next[earlier] = i32(later)
+            node[earlier * stride + CHAIN_NEXT] = i32(later)
         else:
             self.head[pair_id] = i32(later)
         if later != END:
-            self.chain_prev[later] = i32(earlier)
+            node[later * stride + CHAIN_PREV] = i32(earlier)

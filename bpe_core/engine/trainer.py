@@ -1,15 +1,15 @@
 """BPE training over weighted unique chunks of abstract symbol ids.
 
-All chunks live in one flat, linked array of positions (backward links found through `_before`),
-so a merge rewrites only the positions it touches: a 10 Mbp chunk costs no more per merge than 10 M
-short ones. Each position knows the id of the pair that starts there (`pair_at`) and its
-neighbours in that pair's chain of occurrences: removing a neighbouring pair is array lookups and
-two stores, only the two pairs a merge creates need a lookup in an integer hash table
-(`pairs.py`). The best pair comes from a max-heap with lazy entries (`heap.PairHeap.best`). All in
-unboxed vecs (per position 32-bit: a genome is most of the memory, at most MAX_POSITIONS
-symbols), so the compiled merge loop is integer arithmetic.
-
-Overlapping occurrences of a pair (a, a) (`aaa`) merge left to right from each run's start, as in the reference.
+All chunks live in one flat, linked array of positions (backward links found through `_before`), so
+a merge rewrites only the positions it touches: a 10 Mbp chunk costs no more per merge than 10 M
+short ones. Each position's node (`pairs.SYMBOL` and on, side by side in one i32 vec, so a merge
+reads a position in one cache line) holds its symbol, the next token's position, the id of the pair
+that starts there and its neighbours in that pair's chain of occurrences: removing a neighbouring
+pair is array lookups and two stores, only the two pairs a merge creates need a lookup in an
+integer hash table (`pairs.py`). The best pair comes from a max-heap with lazy entries
+(`heap.PairHeap.best`). All unboxed (32-bit: a genome is most of the memory, at most MAX_POSITIONS
+symbols), so the compiled merge loop is integer arithmetic. Overlapping occurrences of a pair
+(a, a) (`aaa`) merge left to right from each run's start, as in the reference.
 
 `run` may be given a veto, (left id, right id) -> True if that pair must never merge. It is asked
 once per distinct pair: when `run` starts, about each pair the chunks and any replayed merges made
@@ -36,7 +36,7 @@ from mypy_extensions import i32, i64
 
 from bpe_core.engine.heap import PairHeap
 from bpe_core.engine.mirror import Spellings, mirror_tokens
-from bpe_core.engine.pairs import END, NO_PAIR, VETOED, PairTable
+from bpe_core.engine.pairs import CHAIN_NEXT, CHUNK, END, NEXT, NO_PAIR, PAIR, SYMBOL, VETOED, PairTable
 
 TIE_SMALLEST: Final = 0
 TIE_LARGEST: Final = 1
@@ -49,6 +49,8 @@ DEAD: Final[i64] = -1
 MAX_WEIGHT_SUM: Final = (1 << 63) - 1
 PROGRESS_EVERY: Final = 64
 MAX_POSITIONS: Final = (1 << 31) - 1  # positions and token ids are stored in 32 bits
+UNIFORM_STRIDE: Final[i64] = 5  # i32s in a position's node (pairs.py names them): one weight for all
+WEIGHED_STRIDE: Final[i64] = 6  # ... and its chunk's index, when chunks' weights differ
 
 
 class Trainer:
@@ -61,12 +63,10 @@ class Trainer:
     max_token_length: i64
     tie_break: i64
     tie_rank: vec[i64]
-    # per position (all chunks concatenated); the weight only when chunks' weights differ
-    sym: vec[i32]
-    nxt: vec[i32]
-    pair_at: vec[i32]
+    # per position (all chunks concatenated), side by side: its node (`pairs.SYMBOL` and on)
+    node: vec[i32]
+    stride: i64
     uniform_weight: i64
-    weight_at: vec[i64]
     chunk_starts: vec[i64]
     chunk_weights: vec[i64]
     pairs: PairTable
@@ -139,14 +139,15 @@ class Trainer:
         position_total = sum([len(chunk) for chunk in chunks])
         if position_total > MAX_POSITIONS:
             raise ValueError(f"the chunks hold {position_total} symbols, more than the {MAX_POSITIONS} a trainer takes")
-        # only chunks with a pair need a weight per position: a genome's N-split stretches of one base do not
+        # only chunks with a pair need their weight per position: a genome's N-split stretches of one base do not
         paired_weights = {weights[index] for index in range(len(chunks)) if len(chunks[index]) > 1}
         uniform = len(paired_weights) <= 1
-        # sized once: appends would regrow them to twice a genome's length, copying as they go
-        self.sym, self.nxt = vec[i32](capacity=position_total), vec[i32](capacity=position_total)
-        self.pair_at = vec[i32](capacity=position_total)
-        self.pairs.reserve_chains(position_total)
-        self.weight_at = vec[i64](capacity=0 if uniform else position_total)
+        stride = UNIFORM_STRIDE if uniform else WEIGHED_STRIDE
+        self.stride = stride
+        if not uniform and len(chunks) > MAX_POSITIONS:
+            raise ValueError(f"{len(chunks)} chunks of different weights are more than {MAX_POSITIONS}")
+        # sized once: appends would regrow it to twice a genome's length, copying as they go
+        node = vec[i32](capacity=position_total * stride)
         for chunk_index in range(len(chunks)):
             chunk = chunks[chunk_index]
             given: int = weights[chunk_index]
@@ -158,7 +159,7 @@ class Trainer:
                     "the chunk weights times their pairs add up to more than 2**63 - 1: pair counts would overflow"
                 )
             weight: i64 = given
-            start: i64 = len(self.sym)
+            start: i64 = len(node) // stride
             size: i64 = len(chunk)
             self.chunk_starts = append(self.chunk_starts, start if size > 0 else DEAD)
             self.chunk_weights = append(self.chunk_weights, weight)
@@ -168,19 +169,21 @@ class Trainer:
                     raise ValueError(
                         f"chunk {chunk_index} has symbol id {symbol} outside the alphabet 0..{alphabet_size - 1}"
                     )
-                position = start + offset
-                self.sym = append(self.sym, i32(symbol))
-                self.nxt = append(self.nxt, i32(position + 1) if offset + 1 < size else i32(DEAD))
+                node = append(node, i32(symbol))
+                node = append(node, i32(start + offset + 1) if offset + 1 < size else i32(DEAD))
+                node = append(node, i32(NO_PAIR))
+                node = append(node, i32(END))  # no chain yet
+                node = append(node, i32(END))
                 if not uniform:
-                    self.weight_at = append(self.weight_at, weight)
-                self.pair_at = append(self.pair_at, i32(NO_PAIR))
+                    node = append(node, i32(chunk_index))
             for offset in range(size - 1):  # weight 0 chunks: no count, still rewritten (segments() covers them)
-                position = start + offset
-                pair_id = self._pair_for(i64(self.sym[position]), i64(self.sym[position + 1]))
-                self.pair_at[position] = i32(pair_id)
+                at = (start + offset) * stride
+                pair_id = self._pair_for(i64(node[at + SYMBOL]), i64(node[at + stride + SYMBOL]))
+                node[at + PAIR] = i32(pair_id)
                 if pair_id != NO_PAIR:
                     self.pairs.count[pair_id] += weight
-                    self.pairs.chain(pair_id, position)
+                    self.pairs.chain(node, stride, pair_id, start + offset)
+        self.node = node
         if uniform:  # every weight is checked by now: this one fits in 64 bits
             self.uniform_weight = paired_weights.pop() if paired_weights else 0
 
@@ -214,7 +217,7 @@ class Trainer:
         occurrences, as if it had been vetoed when it was created."""
         if self.veto is None:
             return
-        pairs, pair_at = self.pairs, self.pair_at
+        pairs, node, stride = self.pairs, self.node, self.stride
         replayed = {pairs.find(left, right) for left, right in self.merges}
         for pair_id in range(pairs.size()):
             if pair_id in replayed:
@@ -225,8 +228,8 @@ class Trainer:
             position = i64(pairs.head[pair_id])
             pairs.head[pair_id] = i32(END)
             while position != END:
-                pair_at[position] = i32(NO_PAIR)
-                position = i64(pairs.chain_next[position])
+                node[position * stride + PAIR] = i32(NO_PAIR)
+                position = i64(node[position * stride + CHAIN_NEXT])
             pairs.count[pair_id] = 0
             pairs.forbid(left, right)
 
@@ -255,83 +258,85 @@ class Trainer:
 
     def _merge_at(self, position: i64, new_id: i64, merged: i64) -> None:
         """Merge the pair starting at position into new_id, updating the neighbouring pairs."""
-        sym = self.sym
-        nxt = self.nxt
-        pair_at = self.pair_at
-        weight = self.uniform_weight if self.uniform_weight >= 0 else self.weight_at[position]
-        second = i64(nxt[position])
+        node, stride, pairs = self.node, self.stride, self.pairs
+        at = position * stride
+        weight = self.uniform_weight if self.uniform_weight >= 0 else self.chunk_weights[i64(node[at + CHUNK])]
+        second = i64(node[at + NEXT])
+        second_at = second * stride
         before = self._before(position)
-        after = i64(nxt[second])
+        after = i64(node[second_at + NEXT])
         if before != DEAD:
-            old = i64(pair_at[before])
+            before_at = before * stride
+            old = i64(node[before_at + PAIR])
             if old != NO_PAIR:
                 self._change(old, -weight)
-                self.pairs.unchain(old, before)
-            created = self._pair_for(i64(sym[before]), new_id)
-            pair_at[before] = i32(created)
+                pairs.unchain(node, stride, old, before)
+            created = self._pair_for(i64(node[before_at + SYMBOL]), new_id)
+            node[before_at + PAIR] = i32(created)
             if created != NO_PAIR:
                 self._change(created, weight)
-                self.pairs.chain(created, before)
+                pairs.chain(node, stride, created, before)
         if after != DEAD:
-            old = i64(pair_at[second])
+            old = i64(node[second_at + PAIR])
             if old != NO_PAIR:
                 self._change(old, -weight)
                 if old != merged:  # an overlapping occurrence of the pair being merged: see _merge_all
-                    self.pairs.unchain(old, second)
-            created = self._pair_for(new_id, i64(sym[after]))
-            pair_at[position] = i32(created)
+                    pairs.unchain(node, stride, old, second)
+            created = self._pair_for(new_id, i64(node[after * stride + SYMBOL]))
+            node[at + PAIR] = i32(created)
             if created != NO_PAIR:
                 self._change(created, weight)
-                self.pairs.chain(created, position)
+                pairs.chain(node, stride, created, position)
         else:
-            pair_at[position] = i32(NO_PAIR)
-        self.pairs.count[merged] -= weight
-        end = second + self.token_length[i64(sym[second])] - 1  # the merged token's last slot
-        sym[position] = i32(new_id)
-        nxt[position] = i32(after)
-        nxt[end] = i32(position)
-        sym[second] = i32(DEAD)
-        pair_at[second] = i32(NO_PAIR)
+            node[at + PAIR] = i32(NO_PAIR)
+        pairs.count[merged] -= weight
+        end = second + self.token_length[i64(node[second_at + SYMBOL])] - 1  # the merged token's last slot
+        node[at + SYMBOL] = i32(new_id)
+        node[at + NEXT] = i32(after)
+        node[end * stride + NEXT] = i32(position)
+        node[second_at + SYMBOL] = i32(DEAD)
+        node[second_at + PAIR] = i32(NO_PAIR)
 
     def _before(self, position: i64) -> i64:
         """The token before `position`'s in its chunk, or DEAD: the slot before a token is the previous
-        token's last, which (if not its first, so dead) keeps that token's start in `nxt`."""
+        token's last, which (if not its first, so dead) keeps that token's start as its NEXT."""
         last = position - 1
         if last < 0:
             return DEAD
-        start = last if self.sym[last] != DEAD else i64(self.nxt[last])
-        return start if i64(self.nxt[start]) == position else DEAD
+        node, stride = self.node, self.stride
+        start = last if node[last * stride + SYMBOL] != DEAD else i64(node[last * stride + NEXT])
+        return start if i64(node[start * stride + NEXT]) == position else DEAD
 
     def _merge_all(self, best: i64, left: i64, right: i64, new_id: i64) -> None:
         """Merge every live occurrence of pair `best` = (left, right) into new_id."""
-        pairs, pair_at, nxt, chain_next = self.pairs, self.pair_at, self.nxt, self.pairs.chain_next
+        pairs, node, stride = self.pairs, self.node, self.stride
         position = i64(pairs.head[best])
         pairs.head[best] = i32(END)  # every occurrence is merged or gone by the end
         if left != right:
             # merging one occurrence leaves the others and their links as they are: walk the chain
             while position != END:
-                following = i64(chain_next[position])
+                following = i64(node[position * stride + CHAIN_NEXT])
                 self._merge_at(position, new_id, best)
                 position = following
             return
         # (a, a): merging a run rewrites the links of occurrences further on in the chain (and ends
-        # those it covers, which stay in the list: their pair_at no longer says best), so list them first
+        # those it covers, which stay in the list: their PAIR no longer says best), so list them first
         found = vec[i32]()
         while position != END:
             found = append(found, i32(position))
-            position = i64(chain_next[position])
+            position = i64(node[position * stride + CHAIN_NEXT])
         for index in range(len(found)):
             position = i64(found[index])
-            if i64(pair_at[position]) != best:
+            if i64(node[position * stride + PAIR]) != best:
                 continue
             # overlapping occurrences: merge the whole run of `left` from its start
             before = self._before(position)
-            while before != DEAD and i64(pair_at[before]) == best:
+            while before != DEAD and i64(node[before * stride + PAIR]) == best:
                 position = before
                 before = self._before(position)
-            while position != DEAD and i64(pair_at[position]) == best:
+            while position != DEAD and i64(node[position * stride + PAIR]) == best:
                 self._merge_at(position, new_id, best)
-                position = i64(nxt[position])
+                position = i64(node[position * stride + NEXT])
 
     def apply(self, merges: list[tuple[int, int]]) -> None:
         """Apply known merges in rank order (merge r creates id alphabet_size + r), as training
@@ -478,8 +483,8 @@ class Trainer:
             weight = self.chunk_weights[index]
             position = self.chunk_starts[index]
             while position != DEAD:
-                usage[self.sym[position]] += weight
-                position = i64(self.nxt[position])
+                usage[self.node[position * self.stride + SYMBOL]] += weight
+                position = i64(self.node[position * self.stride + NEXT])
         return usage
 
     def segments(self) -> list[list[int]]:
@@ -489,7 +494,7 @@ class Trainer:
             tokens: list[int] = []
             position = self.chunk_starts[index]
             while position != DEAD:
-                tokens.append(i64(self.sym[position]))
-                position = i64(self.nxt[position])
+                tokens.append(i64(self.node[position * self.stride + SYMBOL]))
+                position = i64(self.node[position * self.stride + NEXT])
             result.append(tokens)
         return result
