@@ -558,6 +558,17 @@ def test_trainer_merges_a_pair_counted_2_63_minus_1_times() -> None:
     assert (trainer.merges, trainer.merge_counts) == ([(0, 1)], [2**63 - 1])
 
 
+@pytest.mark.both_modes
+def test_trainer_counts_chunks_of_different_weights_beyond_31_bits_exactly() -> None:
+    # a weight that needs more than 31 bits: the nodes hold their chunk's index, not the weight
+    trainer = Trainer(2, [[0, 1, 0], [1, 0], [0, 1]], [2**61, 2**60 + 3, 7], 4)
+    assert trainer.weight_indexed
+    trainer.run(2, 1)
+    assert (trainer.merges, trainer.merge_counts) == ([(1, 0), (0, 2)], [2**61 + 2**60 + 3, 2**61])
+    assert trainer.segments() == [[3], [2], [0, 1]]
+    assert trainer.token_usage() == [7, 7, 2**60 + 3, 2**61]
+
+
 # --- class 13: patterns from files ------------------------------------------------------------
 
 BACKTRACKING = "(a|a)+b|."

@@ -20,13 +20,14 @@ EMPTY: Final[i64] = -1
 VETOED: Final[i64] = -2
 # a position's node in the trainer, `stride` i32s: its symbol (DEAD once merged into the token
 # before it), the position of the next token in its chunk, the id of the pair that starts there,
-# its neighbours in that pair's chain, and (when chunks' weights differ) its chunk's index
+# its neighbours in that pair's chain, and (when chunks' weights differ) its chunk's weight, or its
+# chunk's index if some weight needs more than 31 bits
 SYMBOL: Final[i64] = 0
 NEXT: Final[i64] = 1
 PAIR: Final[i64] = 2
 CHAIN_NEXT: Final[i64] = 3
 CHAIN_PREV: Final[i64] = 4
-CHUNK: Final[i64] = 5
+WEIGHT: Final[i64] = 5
 
 
 def _slot(key: i64, mask: i64) -> i64:

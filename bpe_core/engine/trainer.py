@@ -2,14 +2,13 @@
 
 All chunks live in one flat, linked array of positions (backward links found through `_before`), so
 a merge rewrites only the positions it touches: a 10 Mbp chunk costs no more per merge than 10 M
-short ones. Each position's node (`pairs.SYMBOL` and on, side by side in one i32 vec, so a merge
-reads a position in one cache line) holds its symbol, the next token's position, the id of the pair
-that starts there and its neighbours in that pair's chain of occurrences: removing a neighbouring
-pair is array lookups and two stores, only the two pairs a merge creates need a lookup in an
-integer hash table (`pairs.py`). The best pair comes from a max-heap with lazy entries
-(`heap.PairHeap.best`). All unboxed (32-bit: a genome is most of the memory, at most MAX_POSITIONS
-symbols), so the compiled merge loop is integer arithmetic. Overlapping occurrences of a pair
-(a, a) (`aaa`) merge left to right from each run's start, as in the reference.
+short ones. Each position's node (`pairs.SYMBOL` and on, side by side in one i32 vec: a merge reads
+a position in one cache line) holds its symbol, the next token's position, the pair that starts
+there and its links in that pair's chain: removing a neighbouring pair is stores, only the two
+pairs a merge creates need a lookup in an integer hash table (`pairs.py`). The best pair comes from
+a max-heap with lazy entries (`heap.PairHeap.best`). All unboxed, in 32 bits (a genome is most of
+the memory: at most MAX_POSITIONS symbols). Overlapping occurrences of a pair (a, a) (`aaa`) merge
+left to right from each run's start, as in the reference.
 
 `run` may be given a veto, (left id, right id) -> True if that pair must never merge. It is asked
 once per distinct pair: when `run` starts, about each pair the chunks and any replayed merges made
@@ -36,7 +35,7 @@ from mypy_extensions import i32, i64
 
 from bpe_core.engine.heap import PairHeap
 from bpe_core.engine.mirror import Spellings, mirror_tokens
-from bpe_core.engine.pairs import CHAIN_NEXT, CHUNK, END, NEXT, NO_PAIR, PAIR, SYMBOL, VETOED, PairTable
+from bpe_core.engine.pairs import CHAIN_NEXT, END, NEXT, NO_PAIR, PAIR, SYMBOL, VETOED, WEIGHT, PairTable
 
 TIE_SMALLEST: Final = 0
 TIE_LARGEST: Final = 1
@@ -50,7 +49,7 @@ MAX_WEIGHT_SUM: Final = (1 << 63) - 1
 PROGRESS_EVERY: Final = 64
 MAX_POSITIONS: Final = (1 << 31) - 1  # positions and token ids are stored in 32 bits
 UNIFORM_STRIDE: Final[i64] = 5  # i32s in a position's node (pairs.py names them): one weight for all
-WEIGHED_STRIDE: Final[i64] = 6  # ... and its chunk's index, when chunks' weights differ
+WEIGHED_STRIDE: Final[i64] = 6  # ... and its chunk's weight (or index), when chunks' weights differ
 
 
 class Trainer:
@@ -66,7 +65,8 @@ class Trainer:
     # per position (all chunks concatenated), side by side: its node (`pairs.SYMBOL` and on)
     node: vec[i32]
     stride: i64
-    uniform_weight: i64
+    uniform_weight: i64  # the weight of every chunk with a pair, or -1: each node's WEIGHT says
+    weight_indexed: bool  # WEIGHT is the chunk's index in chunk_weights (a weight needs 64 bits)
     chunk_starts: vec[i64]
     chunk_weights: vec[i64]
     pairs: PairTable
@@ -142,12 +142,9 @@ class Trainer:
         # only chunks with a pair need their weight per position: a genome's N-split stretches of one base do not
         paired_weights = {weights[index] for index in range(len(chunks)) if len(chunks[index]) > 1}
         uniform = len(paired_weights) <= 1
-        stride = UNIFORM_STRIDE if uniform else WEIGHED_STRIDE
-        self.stride = stride
-        if not uniform and len(chunks) > MAX_POSITIONS:
-            raise ValueError(f"{len(chunks)} chunks of different weights are more than {MAX_POSITIONS}")
-        # sized once: appends would regrow it to twice a genome's length, copying as they go
-        node = vec[i32](capacity=position_total * stride)
+        self.stride = stride = UNIFORM_STRIDE if uniform else WEIGHED_STRIDE
+        self.weight_indexed = not uniform and max(weights) >> 31 != 0
+        node = vec[i32](capacity=position_total * stride)  # sized once (regrowing copies a genome's)
         for chunk_index in range(len(chunks)):
             chunk = chunks[chunk_index]
             given: int = weights[chunk_index]
@@ -159,6 +156,8 @@ class Trainer:
                     "the chunk weights times their pairs add up to more than 2**63 - 1: pair counts would overflow"
                 )
             weight: i64 = given
+            # a node's WEIGHT: read in the node's cache line, not in chunk_weights (unless it needs 64 bits)
+            stored = i32(chunk_index) if self.weight_indexed else i32(weight) if not uniform else i32(0)
             start: i64 = len(node) // stride
             size: i64 = len(chunk)
             self.chunk_starts = append(self.chunk_starts, start if size > 0 else DEAD)
@@ -175,7 +174,7 @@ class Trainer:
                 node = append(node, i32(END))  # no chain yet
                 node = append(node, i32(END))
                 if not uniform:
-                    node = append(node, i32(chunk_index))
+                    node = append(node, stored)
             for offset in range(size - 1):  # weight 0 chunks: no count, still rewritten (segments() covers them)
                 at = (start + offset) * stride
                 pair_id = self._pair_for(i64(node[at + SYMBOL]), i64(node[at + stride + SYMBOL]))
@@ -234,8 +233,7 @@ class Trainer:
             pairs.forbid(left, right)
 
     def _tie(self, pair_id: i64) -> i64:
-        left = i64(self.pairs.left[pair_id])
-        right = i64(self.pairs.right[pair_id])
+        left, right = i64(self.pairs.left[pair_id]), i64(self.pairs.right[pair_id])
         if self.tie_break == TIE_HF:
             # Hugging Face numbers its alphabet by code point, merged tokens in merge order
             if left < self.alphabet_size:
@@ -260,7 +258,9 @@ class Trainer:
         """Merge the pair starting at position into new_id, updating the neighbouring pairs."""
         node, stride, pairs = self.node, self.stride, self.pairs
         at = position * stride
-        weight = self.uniform_weight if self.uniform_weight >= 0 else self.chunk_weights[i64(node[at + CHUNK])]
+        weight = self.uniform_weight if self.uniform_weight >= 0 else i64(node[at + WEIGHT])
+        if self.weight_indexed:
+            weight = self.chunk_weights[weight]
         second = i64(node[at + NEXT])
         second_at = second * stride
         before = self._before(position)
