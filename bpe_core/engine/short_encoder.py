@@ -22,7 +22,10 @@ the lowest rank first and the leftmost position on ties.
 
 It does not cache (`encoder.Encoder.encode_range` does), and it takes chunks of any length: the
 caller sends the long chunks of a vocabulary whose merges each create a new id to the whole-chunk
-encoder instead, which costs only the merges it makes.
+encoder instead, which costs only the merges it makes. Its tables may also grow a merge at a time
+(`add_merge`, within a capacity given up front): `recover_merges` finds a tiktoken file's merges
+so, encoding each token with the merges found before it (0.2-0.3 s for o200k_base's 200,000
+tokens, against 1 s for the Encoder's scans over Python lists).
 """
 
 from typing import Final
