@@ -70,17 +70,19 @@ PUBLISHED: dict[str, PublishedVocabulary] = {
 }
 
 
-def content_sha256(path: str) -> str:
-    """SHA-256 of a file's content (of the uncompressed content for .gz)."""
-    digest = hashlib.sha256()
+def _content(path: str) -> bytes:
+    """A file's content (uncompressed, for .gz), or the error that names it."""
     try:
         handle = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
         with handle:
-            while block := handle.read(1 << 20):
-                digest.update(block)
+            return handle.read()
     except (OSError, EOFError) as error:
         raise BpeError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from error
-    return digest.hexdigest()
+
+
+def content_sha256(path: str) -> str:
+    """SHA-256 of a file's content (of the uncompressed content for .gz)."""
+    return hashlib.sha256(_content(path)).hexdigest()
 
 
 def published_vocabulary(path: str | os.PathLike[str]) -> PublishedVocabulary | None:
@@ -90,14 +92,13 @@ def published_vocabulary(path: str | os.PathLike[str]) -> PublishedVocabulary | 
 
 def read_ranks(path: str) -> dict[bytes, int]:
     """token bytes -> rank, from a .tiktoken file (plain or .gz)."""
-    try:
-        handle = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
-        with handle:
-            data = handle.read()
-    except (OSError, EOFError) as error:
-        raise BpeError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from error
+    return _ranks_of(_content(path), path)
+
+
+def _ranks_of(data: bytes, path: str) -> dict[bytes, int]:
+    """The ranks in a .tiktoken file's content, or the error that names `path` and the line."""
     ranks = _well_formed_ranks(data)
-    if ranks is None:  # read again line by line, for the error that names the line
+    if ranks is None:  # parsed again line by line, for the error that names the line
         ranks = _checked_ranks(data, path)
     if len(set(ranks.values())) != len(ranks):
         raise BpeError(f"{path}: two tokens share a rank")
@@ -158,8 +159,9 @@ def pretokenizer_for(pattern: str) -> Any:
 def read_spec(path: str, pattern: str | None = None, special_tokens: dict[str, int] | None = None) -> TokenizerSpec:
     """The spec of a `.tiktoken` file (`bpe_core.from_tiktoken` builds it; its docstring says
     how `pattern` and `special_tokens` work)."""
-    published = published_vocabulary(path)
-    ranks = read_ranks(path)
+    content = _content(path)  # read once: recognised by its hash, then parsed
+    published = PUBLISHED.get(hashlib.sha256(content).hexdigest())
+    ranks = _ranks_of(content, path)
     if pattern is None:
         if published is None:
             raise BpeError(
