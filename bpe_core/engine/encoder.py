@@ -292,7 +292,8 @@ class Encoder:
             ids = cache.get(chunk)
             if ids is None:
                 data = chunk.encode("utf-8", "surrogatepass")
-                ids = self._encode_bytes(data, 0, len(data))
+                ids = []
+                self._encode_into(data, 0, len(data), ids)
                 self.remember(chunk, ids)
             result.extend(ids)
         return result
@@ -319,11 +320,11 @@ class Encoder:
             cache = self.range_cache
             assert cache is not None
         if not cache_long and end - start >= LONG_CHUNK:
-            out.extend(self._encode_bytes(data, start, end))
+            self._encode_into(data, start, end, out)
         elif not cache.extend_found(data, start, end, out):
-            ids = self._encode_bytes(data, start, end)
-            cache.add(data, start, end, ids)
-            out.extend(ids)
+            begin = len(out)
+            self._encode_into(data, start, end, out)
+            cache.add(data, start, end, out, begin)
 
     def _short(self) -> ShortEncoder:
         encoder = self.short_encoder
@@ -333,13 +334,15 @@ class Encoder:
             )
         return encoder
 
-    def _encode_bytes(self, data: bytes, start: i64, end: i64) -> list[int]:
-        """Ids (output layout) of a chunk given as bytes, one symbol id each: the short encoder
-        for short chunks, for any chunk of merges that reuse ids (imports) and for long chunks
-        while `_renting`, the whole-chunk encoder for other long chunks and for mirrored encoding."""
+    def _encode_into(self, data: bytes, start: i64, end: i64, out: list[int]) -> None:
+        """Append the ids (output layout) of a chunk given as bytes, one symbol id each: the short
+        encoder for short chunks, for any chunk of merges that reuse ids (imports) and for long
+        chunks while `_renting`, the whole-chunk encoder for other long chunks and for mirrored
+        encoding."""
         if not self.mirrored and (end - start < LONG_CHUNK or not self._fresh_results() or self._renting(end - start)):
-            return self._short().encode(data, start, end)
-        return self.to_output(self._long_encoder().encode_bytes(data, start, end))
+            self._short().encode_into(data, start, end, out)
+        else:
+            out.extend(self.to_output(self._long_encoder().encode_bytes(data, start, end)))
 
     def _renting(self, length: int) -> bool:
         """Whether a long byte range of `length` symbols goes to the short encoder's heap because

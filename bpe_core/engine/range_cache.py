@@ -141,8 +141,9 @@ class RangeCache:
             sink.append(ids[index])
         return True
 
-    def add(self, data: bytes, start: i64, end: i64, ids: list[int]) -> None:
-        """Cache ids for data[start:end], which is not cached (emptying the cache first when full)."""
+    def add(self, data: bytes, start: i64, end: i64, ids: list[int], begin: i64 = 0) -> None:
+        """Cache ids[begin:] for data[start:end], which is not cached (emptying the cache first
+        when full)."""
         if self.entries >= self.size:
             self.clear()
         size = end - start
@@ -156,14 +157,17 @@ class RangeCache:
         slots[base + 2] = size
         slots[base + 3] = len(self.words)
         slots[base + 4] = len(self.ids)
-        slots[base + 5] = len(ids)
+        slots[base + 5] = len(ids) - begin
         offset: i64 = WORD
         while offset < size:
             remaining = size - offset
             word = read_i64_le(data, start + offset) & self.word_masks[remaining if remaining < WORD else WORD]
             self.words = append(self.words, word)
             offset += WORD
-        self.ids.extend(ids)
+        cached = self.ids
+        given = cast(list[object], ids)
+        for index in range(begin, len(given)):
+            cached.append(given[index])
         self.entries += 1
         if 2 * self.entries > self.mask + 1:
             self._grow()
