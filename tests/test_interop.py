@@ -13,6 +13,7 @@ The peers cannot take lone surrogates, so text given to them has none; our own r
 tested with them. Pure mode (BPE_CORE_PURE=1) makes the same claims on slices of the data.
 """
 
+import gzip
 import json
 import os
 import stat
@@ -38,6 +39,7 @@ from helpers.interop import (
     tiktoken_encoding,
     unicode_text,
 )
+from helpers.paths import BENCHMARK_TEXTS, require
 from helpers.patterns import PUBLISHED_PATTERNS
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -136,6 +138,35 @@ def test_published_vocabulary_decodes_the_python_docs_encoding_back_to_the_text(
     our_ids, _ = published_docs_ids
     assert ours.decode(our_ids) == docs
     assert theirs.decode(our_ids) == docs
+
+
+@pytest.mark.parametrize("path", BENCHMARK_TEXTS, ids=lambda path: path.name.split(".")[1])
+def test_published_vocabulary_encodes_japanese_and_german_like_tiktoken(published, path):
+    """Real text whose characters of three bytes the engine reads as one unit where it can (the
+    katakana after "ー", which o200k_base's token "ー\\xe3\\x83" can take part of, not)."""
+    _, ours, theirs, _ = published
+    text = gzip.open(require(path), "rt", encoding="utf-8").read()[:300_000]
+    ids = ours.encode_ordinary(text)
+    assert_same_ids(ids, theirs.encode_ordinary(text), "tiktoken", theirs.decode_single_token_bytes)
+    assert ours.decode(ids) == text
+
+
+# characters of one to four bytes, among them kana and CJK that are sealed units and ones that
+# are not (after "ー", before 京), and characters of scripts with tokens of a lone byte
+UNIT_TEXT = st.text(alphabet=st.sampled_from("ーフィルの日本京語設定ァაিংअ한😀€éa 。、\n"), max_size=80)
+
+
+def test_published_vocabulary_encodes_runs_of_multibyte_characters_like_tiktoken(published):
+    _, ours, theirs, _ = published
+
+    @settings(max_examples=EXAMPLES)
+    @given(text=UNIT_TEXT)
+    @example(text="ーフーフィーファイル")
+    def same_as_tiktoken(text):
+        ids = ours.encode_ordinary(text)
+        assert_same_ids(ids, theirs.encode_ordinary(text), "tiktoken", theirs.decode_single_token_bytes)
+
+    same_as_tiktoken()
 
 
 def test_published_vocabulary_encodes_any_unicode_text_like_tiktoken(published):

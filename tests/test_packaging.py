@@ -25,6 +25,7 @@ COMPILED_MODULES = [
     "bpe_core/engine/chunk_counts",
     "bpe_core/engine/encoder",
     "bpe_core/engine/heap",
+    "bpe_core/engine/int_table",
     "bpe_core/engine/joined_windows",
     "bpe_core/engine/long_encoder",
     "bpe_core/engine/mirror",

@@ -110,6 +110,34 @@ def test_short_encoder_applies_merges_like_the_rank_order_reference(case):
         assert short.encode(bytes(chunk) + b"\xff", 0, len(chunk)) == encode_reference(alphabet_size, merges, chunk)
 
 
+@settings(max_examples=500)
+@given(case=packed_cases(), roles=st.lists(st.sampled_from([0, 1, 2]), min_size=256, max_size=256))
+def test_short_encoder_reading_sealed_units_as_tokens_gives_the_reference_ids(case, roles):
+    """Any merges made in order, any roles of the symbols in units (plain, continues, starts):
+    a unit read as one token changes no id."""
+    alphabet_size, merges, _, _, chunks = case
+    results = [alphabet_size + rank for rank in range(len(merges))]
+    short = ShortEncoder(alphabet_size, merges, results, [], roles=bytes(roles))
+    for chunk in chunks:
+        assert short.encode(bytes(chunk), 0, len(chunk)) == encode_reference(alphabet_size, merges, chunk)
+
+
+def test_short_encoder_reads_a_sealed_unit_as_one_token_and_leaves_an_open_one_as_symbols():
+    """Symbol 1 starts a unit, 2 and 3 continue one. With merges (1, 2) then (0, 1), the unit 1 2
+    becomes 256 first (rank 0) and no merge at rank 0 or below can take its 1: it is sealed. With
+    (0, 1) first, a 0 before it takes the 1 (0 1 2 ends as 256 2): it is not sealed after a plain
+    symbol, and is after a 3 (no merge takes a 1 after a symbol that continues a unit)."""
+    roles = bytes(2 if symbol == 1 else 1 if symbol in (2, 3) else 0 for symbol in range(256))
+    sealed = ShortEncoder(256, [(1, 2), (0, 1)], [256, 257], [], roles=roles)
+    assert sealed.encode(bytes([0, 1, 2]), 0, 3) == [0, 256]
+    assert sealed.units.count == 1 and list(sealed.units.values).count(256) == 1
+    open_unit = ShortEncoder(256, [(0, 1), (1, 2)], [256, 257], [], roles=roles)
+    assert open_unit.encode(bytes([0, 1, 2]), 0, 3) == [256, 2] == encode_reference(256, [(0, 1), (1, 2)], [0, 1, 2])
+    assert open_unit.units.count == 1 and 257 not in list(open_unit.units.values)
+    assert open_unit.encode(bytes([3, 1, 2]), 0, 3) == [3, 257]
+    assert open_unit.units.count == 2 and list(open_unit.units.values).count(257) == 1
+
+
 def test_chunks_from_the_short_encoder_length_on_take_the_heap_path_with_the_same_ids():
     encoder = engine.Encoder(256, [(97, 98), (256, 256), (257, 99)])
     for length in (LONG_CHUNK - 1, LONG_CHUNK, 5 * LONG_CHUNK):

@@ -19,6 +19,7 @@ ENGINE_MODULES = (
     "chunk_counts",
     "encoder",
     "heap",
+    "int_table",
     "joined_windows",
     "long_encoder",
     "mirror",

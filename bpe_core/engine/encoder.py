@@ -56,6 +56,7 @@ class Encoder:
     range_cache: RangeCache | None
     mirrored: list[int]
     long_symbols: int  # symbols of long byte ranges the short encoder took since the merges changed
+    unit_roles: bytes  # see set_units
 
     def __init__(
         self,
@@ -81,6 +82,7 @@ class Encoder:
         self.range_cache = None
         self.mirrored = []
         self.long_symbols = 0
+        self.unit_roles = b""
         for rank in range(len(merges)):
             self._append_merge(merges[rank][0], merges[rank][1], -1 if results is None else results[rank])
 
@@ -307,6 +309,14 @@ class Encoder:
             self.range_cache = RangeCache(self.cache_size)
         self._short()
 
+    def set_units(self, roles: bytes) -> None:
+        """Symbols that start a unit and symbols that continue it (`roles`, one per symbol: for
+        UTF-8, a character of three or four bytes is a unit): a unit that always becomes one
+        token is read as that token, the same ids with fewer merges (see `short_encoder`)."""
+        if roles != self.unit_roles:
+            self.unit_roles = roles
+            self.short_encoder = None
+
     def encode_range(self, data: bytes, start: i64, end: i64, out: list[int], cache_long: bool = True) -> None:
         """Extend `out` with the ids (output layout) of the chunk data[start:end], its symbol ids
         one byte each, through a cache keyed by those bytes. `cache_long=False` keeps chunks of
@@ -330,7 +340,11 @@ class Encoder:
         encoder = self.short_encoder
         if encoder is None:
             encoder = self.short_encoder = ShortEncoder(
-                self.alphabet_size, self.merge_pairs, self.merge_result, self.output_ids
+                self.alphabet_size,
+                self.merge_pairs,
+                self.merge_result,
+                self.output_ids,
+                roles=self.unit_roles,
             )
         return encoder
 

@@ -15,10 +15,18 @@ from mypy_extensions import i64
 
 from bpe_core.engine.chunk_counts import PADDING
 from bpe_core.engine.encoder import Encoder
+from bpe_core.engine.short_encoder import CONTINUES, PLAIN, STARTS
 from bpe_text.scanner import Scanner
 
 # the high bit of each byte of a word: a word of ASCII has none of them set
 HIGH_BITS: Final[i64] = -0x7F7F7F7F7F7F7F80  # 0x8080808080808080 as a signed 64-bit word
+# each byte's role in UTF-8 for the engine's units (`Encoder.set_units`): a character of three or
+# four bytes (CJK, Indic, most symbols) is one unit, its lead byte starting it (0xE0-0xF7) and
+# continuation bytes (0x80-0xBF) continuing it; ASCII and the two-byte characters are left as bytes
+# (as units they were mostly not sealed, and looking them up cost more than it saved on German)
+UTF8_ROLES: Final = bytes(
+    STARTS if byte >= 0xE0 else CONTINUES if 0x80 <= byte < 0xC0 else PLAIN for byte in range(256)
+)
 
 
 def encode_text(scanner: Scanner, text: str, encoder: Encoder) -> list[int]:
@@ -31,6 +39,7 @@ def encode_text(scanner: Scanner, text: str, encoder: Encoder) -> list[int]:
     runs: i64 = len(wide)
     run: i64 = 0
     next_wide: i64 = wide[0] if runs > 0 else size  # the first non-ASCII character at or after `start`
+    encoder.set_units(UTF8_ROLES)
     encoder.prepare_ranges()
     cache = encoder.range_cache
     assert cache is not None

@@ -17,7 +17,7 @@ from bpe_core.engine.chunk_counts import PADDING
 from bpe_core.errors import BpeError
 from bpe_text.classes import case_folds, class_table
 from bpe_text.counting import count_text
-from bpe_text.encoding import encode_text
+from bpe_text.encoding import UTF8_ROLES, encode_text
 from bpe_text.scanner import CL100K, GPT2, O200K, Scanner
 
 PATTERNS: dict[str, str] = {
@@ -240,7 +240,9 @@ class RegexPretokenizer(ByteLevel):
         return encoder.encode_utf8_chunks(self.split(document))
 
     def prepare(self, encoder: Encoder) -> None:
-        """Build the scanner's class table and the engine's tables for `encode_packed`."""
+        """Build the scanner's class table and the engine's tables for `encode_packed`, and
+        have the engine read each character's UTF-8 bytes as one unit."""
+        encoder.set_units(UTF8_ROLES)
         if self.scanner is not None:
             encoder.prepare_ranges()
 
