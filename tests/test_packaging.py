@@ -33,6 +33,7 @@ COMPILED_MODULES = [
     "bpe_core/engine/range_cache",
     "bpe_core/engine/short_encoder",
     "bpe_core/engine/trainer",
+    "bpe_core/engine/unit_sides",
     "bpe_text/counting",
     "bpe_text/encoding",
     "bpe_text/scanner",

@@ -27,6 +27,7 @@ ENGINE_MODULES = (
     "range_cache",
     "short_encoder",
     "trainer",
+    "unit_sides",
 )
 
 
