@@ -51,7 +51,11 @@ class IntTable:
         return self.values[slot] if self.keys[slot] == key else MISSING
 
     def put(self, key: i64, value: i64) -> None:
-        """Set a key that is not in the table (growing it, or emptying it at the limit)."""
+        """Set a key's value (a new key may grow the table, or empty it at the limit)."""
+        slot = self._slot(key)
+        if self.keys[slot] == key:
+            self.values[slot] = value
+            return
         if 2 * (self.count + 1) > len(self.keys):
             old_keys = self.keys
             old_values = self.values

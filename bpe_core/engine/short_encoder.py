@@ -149,7 +149,7 @@ class ShortEncoder:
         for symbol in range(len(roles) - 1, -1, -1):
             if roles[symbol] == STARTS:
                 self.first_start = symbol
-        self.sides = UnitSides(roles, alphabet_size, self.id_bound) if roles else None
+        self.sides = UnitSides(roles, alphabet_size, most) if roles else None
         self.units = IntTable(MAX_UNITS)
         self.exact_units = IntTable(MAX_UNITS)
         for rank in range(len(merges)):
@@ -177,8 +177,9 @@ class ShortEncoder:
             self.ordered = False
         if self.sides is not None:
             self.sides.add(left, right, result)
-            self.units.clear()  # a unit sealed without this merge may not be sealed with it
-            self.exact_units.clear()
+            if self.units.count > 0:  # a unit sealed without this merge may not be sealed with it
+                self.units.clear()
+                self.exact_units.clear()
 
     def _hash(self, key: i64) -> i64:
         # mix the high bits in, and keep the product below 2**63 so pure and compiled agree
