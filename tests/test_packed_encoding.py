@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 import bpe_core
 from bpe_core import contract, engine
 from bpe_core.engine import encoder as encoder_module
+from bpe_core.engine import short_encoder
 from bpe_core.engine.chunk_counts import PADDING
 from bpe_core.engine.range_cache import RangeCache
 from bpe_core.engine.short_encoder import ShortEncoder
@@ -136,6 +137,23 @@ def test_short_encoder_reads_a_sealed_unit_as_one_token_and_leaves_an_open_one_a
     assert open_unit.units.count == 1 and 257 not in list(open_unit.units.values)
     assert open_unit.encode(bytes([3, 1, 2]), 0, 3) == [3, 257]
     assert open_unit.units.count == 2 and list(open_unit.units.values).count(257) == 1
+
+
+def test_short_encoder_stops_reading_units_when_few_of_them_are_sealed():
+    """Units 1 2 and 1 3: merge (1, 2) seals the first, nothing makes the second one token. After
+    a round of units of which fewer than a quarter were sealed, chunks are read symbol by symbol,
+    with the same ids; while enough are sealed, units stay on."""
+    roles = bytes(2 if symbol == 1 else 1 if symbol in (2, 3) else 0 for symbol in range(256))
+    merges = [(1, 2), (0, 256)]
+    chunks = [[0, 1, 3, 0, 1, 2, 1, 3, 1, 3, 1, 3]] * (short_encoder.TRIAL // 5 + 1)
+    mostly_open = ShortEncoder(256, merges, [256, 257], [], roles=roles)
+    for chunk in chunks:
+        assert mostly_open.encode(bytes(chunk), 0, len(chunk)) == encode_reference(256, merges, chunk)
+    assert mostly_open.first_start == 256
+    mostly_sealed = ShortEncoder(256, merges, [256, 257], [], roles=roles)
+    for chunk in [[1, 2, 0, 1, 2, 1, 3]] * (short_encoder.TRIAL // 3 + 1):
+        assert mostly_sealed.encode(bytes(chunk), 0, len(chunk)) == encode_reference(256, merges, chunk)
+    assert mostly_sealed.first_start == 1
 
 
 def test_chunks_from_the_short_encoder_length_on_take_the_heap_path_with_the_same_ids():
