@@ -9,7 +9,7 @@ tokenizer of 8192 tokens trained here on the docs) by:
   the clock starts (its start-up is shown on its own), submitted to by address.
 
 Per run it prints the time, the text the client read, the bytes the client received (the
-pickled counts or shard statistics Dask hands back), and the client's own peak RSS (ru_maxrss of
+pickled counts or shard statistics Dask hands back), and the client's own peak RSS (VmHWM of
 the client process: Dask workers and forked workers are not in it; the process-tree peak, which
 includes them, is shown too). On this 2-core machine the point is overhead and memory, not
 speed: the client's memory must not grow with the corpus. Every run's counts (and shards) are
@@ -145,7 +145,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bpe-bench-scaleout-") as temporary:
         work_dir = Path(temporary)
         corpora = {f"docs ({times}x)": work_dir / f"docs{times}.txt" for times in COPIES}
-        for times in COPIES:  # streamed: the children's ru_maxrss starts at this process's size
+        for times in COPIES:  # streamed: this process stays small
             with open(corpora[f"docs ({times}x)"], "wb") as out:
                 for _ in range(times):
                     with gzip.open(DOCS, "rb") as handle:

@@ -413,7 +413,8 @@ def main() -> None:
         "start-up and imports excluded).",
         "Peak MB (process tree): highest sum of RSS over the child and its worker processes, sampled every ~10 ms, "
         "highest of the runs; forked workers share copy-on-write pages with their parent, so the sum counts "
-        "shared pages more than once. Peak MB (main process): the child's own `ru_maxrss`, workers excluded.",
+        "shared pages more than once. Peak MB (main process): the child's own peak (`VmHWM`; not `ru_maxrss`, "
+        "which a child started by vfork inherits from its parent), workers excluded.",
         "Merges as bpe-core's: the learned tokens, in rank order, equal bpe-core's (a digest of each tool's). "
         "rustbpe and bpeasy break ties as bpe-core's `smallest` does (highest count, then the smallest pair); "
         "Hugging Face counts slightly other chunks (above) and breaks ties its own way; fast-bpe-rs's list differs "
