@@ -29,16 +29,16 @@ def allowed_specials(
     allowed_special: Specials,
     disallowed_special: Specials,
     first_line: int = 1,
-) -> set[str]:
+) -> frozenset[str]:
     """The special tokens allowed in `text`; a BpeError if it holds a disallowed one (naming its
     line, counting from `first_line`) or if `allowed_special` names a token that is not special."""
-    allowed = set(special_tokens) if allowed_special == "all" else set(allowed_special)
-    unknown = allowed - set(special_tokens)
-    if unknown:
-        raise BpeError(f"allowed_special names {sorted(unknown)[0]!r}, which is not a special token of this tokenizer")
-    disallowed = (set(special_tokens) if disallowed_special == "all" else set(disallowed_special)) - allowed
-    if disallowed:
-        found = special_pattern(tuple(sorted(disallowed))).search(text)
+    tokens = tuple(special_tokens)
+    try:
+        allowed, disallowed = _special_rules(tokens, allowed_special, disallowed_special)
+    except TypeError:  # a set, which cannot be a key: worked out without remembering it
+        allowed, disallowed = _special_rules.__wrapped__(tokens, allowed_special, disallowed_special)
+    if disallowed is not None:
+        found = disallowed.search(text)
         if found is not None:
             line = first_line + text.count("\n", 0, found.start())
             raise BpeError(
@@ -46,6 +46,21 @@ def allowed_specials(
                 "as the special token, or use encode_ordinary to treat it as text"
             )
     return allowed
+
+
+@lru_cache(maxsize=64)
+def _special_rules(
+    special_tokens: tuple[str, ...], allowed_special: Specials, disallowed_special: Specials
+) -> tuple[frozenset[str], "re.Pattern[str] | None"]:
+    """The allowed tokens and a pattern of the disallowed ones (None: no token is), remembered for
+    the arguments `encode` is called with again and again: working them out cost more than
+    searching a kilobyte of text for them."""
+    allowed = frozenset(special_tokens) if allowed_special == "all" else frozenset(allowed_special)
+    unknown = allowed - set(special_tokens)
+    if unknown:
+        raise BpeError(f"allowed_special names {sorted(unknown)[0]!r}, which is not a special token of this tokenizer")
+    disallowed = (set(special_tokens) if disallowed_special == "all" else set(disallowed_special)) - allowed
+    return allowed, special_pattern(tuple(sorted(disallowed))) if disallowed else None
 
 
 def splits_a_special(text: str, cut: int, special_tokens: Sequence[str]) -> bool:

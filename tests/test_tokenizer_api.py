@@ -163,6 +163,22 @@ def test_allowed_special_naming_an_unknown_token_is_an_error(either: bpe_core.To
         either.encode("hello", allowed_special={"<|im_start|>"})
 
 
+def test_special_rules_remembered_per_arguments_check_every_text(either: bpe_core.Tokenizer) -> None:
+    """The rules for hashable arguments (frozenset, tuple, "all") are worked out once and
+    remembered, a set's each time: either way each text is searched, and both give the same."""
+    text = f"x{EOT}y"
+    for _ in range(2):
+        assert either.encode("plain text") == either.encode_ordinary("plain text")
+        with pytest.raises(BpeError, match=re.escape(EOT)):
+            either.encode(text)
+        for allowed in ({EOT}, frozenset({EOT}), (EOT,)):
+            assert either.encode(text, allowed_special=allowed) == either.encode(text, allowed_special="all")
+            with pytest.raises(BpeError, match=re.escape(PAD)):
+                either.encode(text + PAD, allowed_special=allowed)
+        with pytest.raises(BpeError, match=re.escape("<|im_start|>")):
+            either.encode("hello", allowed_special=frozenset({"<|im_start|>"}))
+
+
 def test_decode_renders_special_tokens_as_their_text(either: bpe_core.Tokenizer) -> None:
     text = non_ascii_paragraphs(1)[0]
     ids = [either.special_ids[PAD]] + either.encode(text) + [either.special_ids[EOT]]
