@@ -9,15 +9,14 @@ file formats read specs, `loading` turns them into tokenizers.
 
 import codecs
 import gc
-import multiprocessing
 import os
-import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from random import Random
 from typing import Any
 
 from bpe_core import contract
+from bpe_core.batching import NO_SPECIALS, BatchEncoder, checked_items
 from bpe_core.chunking import WHOLE, normalize, numbered_pieces
 from bpe_core.config import ComponentConfig
 from bpe_core.contract import Reader, document_source
@@ -25,16 +24,12 @@ from bpe_core.engine import Alphabet
 from bpe_core.errors import BpeError, located
 from bpe_core.formats import hf, native, tiktoken
 from bpe_core.plugins import Registry, registry
-from bpe_core.runners.local import WorkerPool, default_workers, ordered_map
+from bpe_core.runners.local import ordered_map
 from bpe_core.spec import IdLayout, TokenizerSpec
 from bpe_core.specials import Specials, allowed_specials, special_pattern, special_runs, splits_a_special
 from bpe_core.strands import make_codec
 from bpe_core.visual.page import notebook, page
 
-FEW_DOCUMENTS = 64  # encode_batch encodes this many documents or fewer in this process alone
-# ...nor text of fewer characters a worker: a worker meets its share cold and sends the ids back
-# (2 MB of documents, cl100k_base, cold: 0.06-0.08 s alone, 0.10-0.14 s on 2; at 8 MB even)
-MIN_CHARACTERS_PER_WORKER = 1 << 22
 DECODE_ERRORS = ("roundtrip", "replace", "strict")  # what decode does with ids that make invalid UTF-8
 
 
@@ -89,7 +84,7 @@ class Tokenizer:
         self.plugins = spec.plugins
         self._special_by_id = {token_id: token for token, token_id in layout.special_ids.items()}
         self._token_lengths: dict[int, int] = {}
-        self._pool: WorkerPool | None = None
+        self._batches = BatchEncoder(self.encode, self.encode_ordinary, self.pretokenizer.byte_level)
         self._packer = self.pretokenizer if isinstance(self.pretokenizer, contract.EncodesPacked) else None
         if self._packer is not None:  # built with the tokenizer, as tiktoken builds its regex and table
             self._packer.prepare(self._encoder)
@@ -162,26 +157,33 @@ class Tokenizer:
         """
         return self._encode_plain(document, dropout, _dropout_rng(dropout, seed))
 
-    def encode_batch(self, documents: Sequence[Any], workers: int | None = None) -> list[list[int]]:
-        """`encode` for many documents in `workers` processes, order kept: this one and forked ones that stay
-        up between calls (their chunk caches warm) until `close()` or the tokenizer is garbage-collected.
-        Text (a byte-level tokenizer) takes no more workers than it gives MIN_CHARACTERS_PER_WORKER
-        characters each (below that, forking and each worker's cold cache cost more than they save).
+    def encode_batch(
+        self,
+        documents: Sequence[Any],
+        workers: int | None = None,
+        *,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> list[list[int]]:
+        """`encode` for many documents in `workers` processes, order kept (see `batching`: this one and
+        forked ones that stay up, their caches warm, until `close()`; text gives each worker at least
+        `batching.MIN_CHARACTERS_PER_WORKER` characters). Special tokens follow `encode`'s rules,
+        checked for every document before any is encoded: an error names the document's index.
 
         >>> tok.encode_batch(["a b", "c"], workers=2) == [tok.encode("a b"), tok.encode("c")]
         True
         """
-        workers = workers or default_workers()
-        weights = [len(document) if isinstance(document, str) else 1 for document in documents]
-        if self.pretokenizer.byte_level:  # text: as many workers as it keeps busy
-            workers = min(workers, sum(weights) // MIN_CHARACTERS_PER_WORKER)
-        if workers <= 1 or len(documents) <= FEW_DOCUMENTS or "fork" not in multiprocessing.get_all_start_methods():
-            return [self.encode(document) for document in documents]
-        if self._pool is None or self._pool.workers != workers:
-            self.close()
-            self._pool = WorkerPool(self.encode, workers, int_lists=True)
-            self._pool_finalizer = weakref.finalize(self, self._pool.close)
-        return self._pool.map(documents, weights)
+        items = checked_items(documents, self.spec.special_tokens, allowed_special, disallowed_special)
+        return self._batches.encode(items, workers)
+
+    def encode_ordinary_batch(self, documents: Sequence[Any], workers: int | None = None) -> list[list[int]]:
+        """`encode_ordinary` for many documents, run as `encode_batch` runs them (tiktoken's
+        `encode_ordinary_batch`): every special token's string is plain text.
+
+        >>> tok.encode_ordinary_batch(["a<|endoftext|>"]) == [tok.encode_ordinary("a<|endoftext|>")]
+        True
+        """
+        return self._batches.encode([(document, NO_SPECIALS) for document in documents], workers)
 
     def encode_pieces(
         self,
@@ -276,10 +278,7 @@ class Tokenizer:
 
     def close(self) -> None:
         """Stop the worker processes encode_batch keeps (they also stop with the tokenizer)."""
-        if self._pool is not None:
-            self._pool_finalizer.detach()
-            self._pool.close()
-            self._pool = None
+        self._batches.close()
 
     # decoding -----------------------------------------------------------------------------------
 

@@ -398,24 +398,24 @@ def test_decode_of_an_id_outside_the_vocabulary_is_an_error_naming_it(tokenizer:
 @pytest.fixture
 def any_batch_forks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Text batches of any size go to forked workers (by default a small one stays in this process)."""
-    monkeypatch.setattr(bpe_core.tokenizer, "MIN_CHARACTERS_PER_WORKER", 1)
+    monkeypatch.setattr(bpe_core.batching, "MIN_CHARACTERS_PER_WORKER", 1)
 
 
 def test_encode_batch_keeps_order_and_equals_encode(tokenizer: bpe_core.Tokenizer, any_batch_forks: None) -> None:
     documents = paragraphs(training_text())[:300] + non_ascii_paragraphs(40) + ["", " ", multilingual_excerpt()]
     expected = [tokenizer.encode(document) for document in documents]
     assert tokenizer.encode_batch(documents, workers=2) == expected
-    assert tokenizer._pool is not None and tokenizer._pool.workers == 2
+    assert tokenizer._batches.pool is not None and tokenizer._batches.pool.workers == 2
     assert tokenizer.encode_batch(documents, workers=1) == expected
     assert tokenizer.encode_batch([], workers=2) == []
 
 
 def test_a_text_batch_too_small_to_keep_two_workers_busy_forks_none(tokenizer: bpe_core.Tokenizer) -> None:
     documents = paragraphs(training_text())[:300]
-    assert sum(map(len, documents)) < 2 * bpe_core.tokenizer.MIN_CHARACTERS_PER_WORKER
+    assert sum(map(len, documents)) < 2 * bpe_core.batching.MIN_CHARACTERS_PER_WORKER
     tokenizer.close()
     assert tokenizer.encode_batch(documents, workers=2) == [tokenizer.encode(document) for document in documents]
-    assert tokenizer._pool is None
+    assert tokenizer._batches.pool is None
 
 
 def test_encode_batch_rejects_a_special_string_in_any_document(
@@ -423,8 +423,34 @@ def test_encode_batch_rejects_a_special_string_in_any_document(
 ) -> None:
     documents = paragraphs(training_text())[:200]
     documents[150] += EOT
-    with pytest.raises(BpeError, match=re.escape(EOT)):
+    with pytest.raises(BpeError, match=re.escape(f"document 150: line 1 contains the special token '{EOT}'")):
         tokenizer.encode_batch(documents, workers=2)
+
+
+def test_encode_batch_takes_the_special_token_rules_of_encode(
+    tokenizer: bpe_core.Tokenizer, any_batch_forks: None
+) -> None:
+    documents = paragraphs(training_text())[:200]
+    documents[10] += EOT
+    documents[120] = PAD + documents[120] + EOT
+    for workers in (2, 1):
+        for rules in ({"allowed_special": {EOT, PAD}}, {"allowed_special": "all"}, {"disallowed_special": ()}):
+            expected = [tokenizer.encode(document, **rules) for document in documents]
+            assert tokenizer.encode_batch(documents, workers=workers, **rules) == expected
+        assert expected == [tokenizer.encode_ordinary(document) for document in documents]  # disallowed_special=()
+        with pytest.raises(BpeError, match=re.escape(f"document 120: line 1 contains the special token '{PAD}'")):
+            tokenizer.encode_batch(documents, workers=workers, allowed_special={EOT})
+
+
+def test_encode_ordinary_batch_treats_special_strings_as_text(
+    tokenizer: bpe_core.Tokenizer, any_batch_forks: None
+) -> None:
+    documents = paragraphs(training_text())[:200] + [EOT, f"a{PAD}b", ""]
+    expected = [tokenizer.encode_ordinary(document) for document in documents]
+    assert tokenizer.encode_ordinary_batch(documents, workers=2) == expected
+    assert tokenizer._batches.pool is not None and tokenizer._batches.pool.workers == 2
+    assert tokenizer.encode_ordinary_batch(documents, workers=1) == expected
+    assert not special_id_set(tokenizer) & {token for ids in expected for token in ids}
 
 
 # ---------------------------------------------------------------- decode_stream
