@@ -9,7 +9,7 @@ docs (`_common.training_docs()`; tiktoken reads our `to_tiktoken` export, HF our
 bpe-openai only has the published vocabularies).
 
 Two inputs per text: (a) the text as one string in one process (one thread); (b) the text cut at
-blank lines into documents of about 1 KB, on 2 workers: ours `encode_batch(docs, workers=2)`
+blank lines into documents of about 1 KB, on 2 workers: ours `encode_ordinary_batch(docs, workers=2)`
 (forked processes), tiktoken and bpe-openai `encode_ordinary_batch(docs, num_threads=2)`, HF
 `encode_batch` with RAYON_NUM_THREADS=2.
 
@@ -170,7 +170,7 @@ def load_encoder(tool: str, vocabulary: str, scenario: str, work_dir: Path) -> t
             "engine_build": _common.engine_build_stamp(),
         }
         if scenario == "batch":
-            return lambda documents: tokenizer.encode_batch(documents, workers=WORKERS), facts
+            return lambda documents: tokenizer.encode_ordinary_batch(documents, workers=WORKERS), facts
         return lambda text: [tokenizer.encode_ordinary(text)], facts
     if tool == "tiktoken":
         import tiktoken
@@ -635,8 +635,9 @@ def method_notes(prepared: dict[str, Any], runs: int, disagreements: Sequence[st
         "not part of any timing; English, so on the Japanese text it falls back to short tokens); tiktoken loads "
         "our `to_tiktoken` file with the GPT-2 pattern, HF our `to_hf` file; bpe-openai has no way to load another "
         "vocabulary.",
-        "Calls: bpe-core `encode_ordinary(text)` / `encode_batch(docs, workers=2)` (forked worker processes that stay "
-        "up for the warm pass); tiktoken `encode_ordinary(text)` / `encode_ordinary_batch(docs, num_threads=2)`; "
+        "Calls: bpe-core `encode_ordinary(text)` / `encode_ordinary_batch(docs, workers=2)` (forked worker "
+        "processes that stay up for the warm pass); tiktoken `encode_ordinary(text)` / "
+        "`encode_ordinary_batch(docs, num_threads=2)`; "
         "bpe-openai its Rust backend's `encode(text)` (its `Encoding.encode_ordinary` refuses a string of a million "
         "characters or more) / `encode_ordinary_batch(docs, num_threads=2)`; HF `encode(text, add_special_tokens="
         "False)` / `encode_batch(docs, add_special_tokens=False)` with RAYON_NUM_THREADS=2.",
@@ -681,7 +682,7 @@ def main() -> None:
     )
     parser.add_argument("--trial", action="store_true", help="print the section but do not write it")
     options = parser.parse_args()
-    from bpe_core.tokenizer import MIN_CHARACTERS_PER_WORKER  # the parent's alone: children import what they use
+    from bpe_core.batching import MIN_CHARACTERS_PER_WORKER  # the parent's alone: children import what they use
 
     texts = [name for name in TEXT_TITLES if name in options.texts]
     script = Path(__file__).resolve()
@@ -753,12 +754,11 @@ def main() -> None:
             warm_up_table(warm_up, shares),
             "### What 2 workers bring (cold MB/s with 2 workers over 1)",
             "Below 1, the second worker cost more than it gave: on 1-2 MB the fixed costs weigh as much as the "
-            "work, and the machine's two cores are shared. bpe-core's `encode_batch` gives a worker no fewer than "
-            f"{MIN_CHARACTERS_PER_WORKER:,} characters (`bpe_core.tokenizer.MIN_CHARACTERS_PER_WORKER`): below "
+            "work, and the machine's two cores are shared. bpe-core's batches give a worker no fewer than "
+            f"{MIN_CHARACTERS_PER_WORKER:,} characters (`bpe_core.batching.MIN_CHARACTERS_PER_WORKER`): below "
             "that, forking, each worker's own cold cache and sending the ids back cost more than the second core "
-            "saves, so these batches ran in one process, and its column is the cost of a call per document (the "
-            "special-token check `encode` makes, which tiktoken's `encode_ordinary_batch` does not, and each "
-            "call's setup) against one call. The others' columns are their threads.",
+            "saves, so these batches ran in one process, and its column is the cost of a call per document "
+            "against one call. The others' columns are their threads.",
             scaling_table(results, texts),
             "### Every row",
             detail_table(results, options.runs),
