@@ -277,7 +277,7 @@ class Tokenizer:
         return dict(self.pretokenizer.report(self.normalize(document)))
 
     def close(self) -> None:
-        """Stop the worker processes encode_batch keeps (they also stop with the tokenizer)."""
+        """Stop the worker processes the batches keep (else they stop when this process exits)."""
         self._batches.close()
 
     # decoding -----------------------------------------------------------------------------------
