@@ -68,7 +68,7 @@ class BatchEncoder:
             self.close()
             self.pool = WorkerPool(self.encode_item, workers, int_lists=True)
             self.finalizer = weakref.finalize(self, self.pool.close)
-        return self.pool.map(items, weights)
+        return self.pool.map(self.encode_item, items, weights)
 
     def encode_item(self, item: Item) -> list[int]:
         document, allowed = item
@@ -77,7 +77,7 @@ class BatchEncoder:
         return self.encode_ordinary(document)
 
     def close(self) -> None:
-        """Stop the worker processes (they also stop at exit)."""
+        """Stop the worker processes (they also stop when this object is garbage-collected, or at exit)."""
         if self.pool is not None and self.finalizer is not None:
             self.finalizer.detach()
             self.pool.close()

@@ -277,7 +277,8 @@ class Tokenizer:
         return dict(self.pretokenizer.report(self.normalize(document)))
 
     def close(self) -> None:
-        """Stop the worker processes the batches keep (else they stop when this process exits)."""
+        """Stop the worker processes the batches keep (else they stop when the tokenizer is
+        garbage-collected, or when this process exits)."""
         self._batches.close()
 
     # decoding -----------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ token's string is an error unless allowed; untrusted text (encode_ordinary) neve
 special id.
 """
 
+import gc
 import hashlib
 import importlib.metadata
 import json
@@ -440,6 +441,21 @@ def test_encode_batch_takes_the_special_token_rules_of_encode(
         assert expected == [tokenizer.encode_ordinary(document) for document in documents]  # disallowed_special=()
         with pytest.raises(BpeError, match=re.escape(f"document 120: line 1 contains the special token '{PAD}'")):
             tokenizer.encode_batch(documents, workers=workers, allowed_special={EOT})
+
+
+def test_a_tokenizer_garbage_collected_stops_its_batch_workers(
+    tokenizer: bpe_core.Tokenizer, any_batch_forks: None
+) -> None:
+    own = bpe_core.Tokenizer(tokenizer.spec)
+    documents = paragraphs(training_text())[:200]
+    assert own.encode_ordinary_batch(documents, workers=2) == tokenizer.encode_ordinary_batch(documents, workers=1)
+    pool = own._batches.pool
+    assert pool is not None
+    workers = list(pool.processes)
+    assert workers and all(worker.is_alive() for worker in workers)
+    del own, pool
+    gc.collect()
+    assert not any(worker.is_alive() for worker in workers)
 
 
 def test_encode_ordinary_batch_treats_special_strings_as_text(

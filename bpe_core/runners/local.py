@@ -293,11 +293,12 @@ class WorkerPool:
     As in `shared_map`, this process works too: `workers` cores take `workers - 1` forked
     processes. Each call cuts the items into `workers` contiguous shares of about equal weight,
     sends each forked process its share in one message (from a short-lived thread) and computes
-    the first share itself: no pool threads compete with the work for the interpreter lock."""
+    the first share itself: no pool threads compete with the work for the interpreter lock. The
+    pool keeps no reference to the function (each call is handed it again), so an owner that the
+    function refers to can still be garbage-collected, and close the pool from a finalizer."""
 
     def __init__(self, function: Callable[[Any], Any], workers: int, int_lists: bool = False) -> None:
         """`int_lists`: the function returns lists of ints, which then travel back as arrays."""
-        self.function = function
         self.workers = workers
         self.int_lists = int_lists
         context = multiprocessing.get_context("fork")
@@ -311,8 +312,12 @@ class WorkerPool:
             self.connections.append(ours)
             self.processes.append(process)
 
-    def map(self, items: Sequence[Any], weights: Sequence[int] | None = None) -> list[Any]:
-        """[function(item) for item in items], in order; `weights` (default: 1 each) balance the shares."""
+    def map(
+        self, function: Callable[[Any], Any], items: Sequence[Any], weights: Sequence[int] | None = None
+    ) -> list[Any]:
+        """[function(item) for item in items], in order, `function` being the one the workers were
+        forked with (this process runs it on its own share); `weights` (default: 1 each) balance
+        the shares."""
         shares = _shares(len(items), weights, len(self.connections) + 1)
         # sent from a thread: a pipe takes a share only as fast as its worker reads it, and this
         # process starts on its own share meanwhile (the thread holds the interpreter lock only
@@ -320,7 +325,7 @@ class WorkerPool:
         sender = threading.Thread(target=self._send, args=(items, shares[1:]))
         sender.start()
         try:
-            results = [self.function(item) for item in items[shares[0][0] : shares[0][1]]]
+            results = [function(item) for item in items[shares[0][0] : shares[0][1]]]
         finally:  # the other shares' results are read even after an error here, so none is left for the next call
             sender.join()
             received = [self._receive(connection) for connection in self.connections]
