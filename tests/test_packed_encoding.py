@@ -253,6 +253,18 @@ def test_packed_text_encoding_gives_the_chunk_by_chunk_ids_on_japanese_and_germa
         assert tokenizer.encode_ordinary(text) == chunk_by_chunk(tokenizer, text)
 
 
+def test_vocabularies_trained_on_english_stop_reading_japanese_characters_as_units(docs_tokenizers):
+    """Few Japanese characters are whole tokens of a vocabulary trained on the English docs: after a
+    round in which fewer than a quarter were sealed, the short encoder reads symbols, same ids."""
+    text = gzip.open(require(BENCHMARK_TEXTS[0]), "rt", encoding="utf-8").read()[:100_000]
+    for trained in docs_tokenizers.values():
+        tokenizer = bpe_core.Tokenizer(trained.spec)  # its own encoder, units on
+        short = tokenizer._encoder.short_encoder
+        assert short is not None and short.first_start == 0xE0
+        assert tokenizer.encode_ordinary(text) == chunk_by_chunk(tokenizer, text)
+        assert tokenizer._encoder.short_encoder is short and short.first_start == 256
+
+
 NON_ASCII_RUN = regex.compile(r"[^\x00-\x7f]+")
 
 
