@@ -295,28 +295,40 @@ class ShortEncoder:
         return size
 
     def _read_units(self, data: bytes, start: i64, size: i64) -> i64:
-        """`_read`, with each sealed unit read as the token it becomes."""
+        """`_read`, with each sealed unit read as the token it becomes (each byte read once: a
+        unit's symbols are packed into its key as they are read)."""
         parts = self.parts
         roles = self.roles
         count: i64 = 0
         index: i64 = 0
+        before: i64 = NO_SYMBOL  # the symbol before data[start + index]
+        symbol: i64 = data[start]  # data[start + index]
         while index < size:
+            key: i64 = symbol  # the symbols read so far, a byte each, the first lowest
             length: i64 = 1
-            if roles[data[start + index]] == STARTS:
-                while length < MAX_UNIT and index + length < size and roles[data[start + index + length]] == CONTINUES:
+            following: i64 = NO_SYMBOL  # the symbol after them (NO_SYMBOL: the chunk's end)
+            if roles[symbol] == STARTS:
+                while index + length < size:
+                    following = data[start + index + length]
+                    if length == MAX_UNIT or roles[following] != CONTINUES:
+                        break
+                    key |= following << (8 * length)
                     length += 1
+                    following = NO_SYMBOL
+            elif index + 1 < size:
+                following = data[start + index + 1]
             token = NOT_SEALED
             if length > 1:
-                before: i64 = data[start + index - 1] if index > 0 else NO_SYMBOL
-                after: i64 = data[start + index + length] if index + length < size else NO_SYMBOL
-                token = self._unit_token(data, start + index, length, before, after)
+                token = self._unit_token(data, start + index, key | length << 32, before, following)
             if token == NOT_SEALED:
                 for offset in range(length):
-                    parts[count] = data[start + index + offset]
+                    parts[count] = (key >> (8 * offset)) & 255
                     count += 1
             else:
                 parts[count] = token
                 count += 1
+            before = (key >> (8 * (length - 1))) & 255
+            symbol = following
             index += length
         ranks = self.ranks
         byte_ranks = self.byte_ranks
@@ -330,16 +342,17 @@ class ShortEncoder:
                 ranks[position] = self.rank_of(left, right)
         return count
 
-    def _unit_token(self, data: bytes, at: i64, length: i64, before: i64, after: i64) -> i64:
+    def _unit_token(self, data: bytes, at: i64, key: i64, before: i64, after: i64) -> i64:
         """The token the unit data[at:at + length] becomes if it is sealed between the symbols
         `before` and `after` (NO_SYMBOL: the chunk's edge), else NOT_SEALED: found once for the
-        neighbours' classes, then remembered; where that depends on the very symbols, for them."""
-        key: i64 = length << 32
-        for offset in range(length):
-            symbol: i64 = data[at + offset]
-            key |= symbol << (8 * offset)
+        neighbours' classes, then remembered; where that depends on the very symbols, for them.
+        `key`: the unit's symbols, a byte each from the lowest, and its length << 32."""
+        length = key >> 32
         roles = self.roles
-        classes = key | (roles[before] + 1 if before >= 0 else 0) << 35 | (roles[after] + 1 if after >= 0 else 0) << 38
+        # the neighbours' classes as i64s: mypyc shifts an `int` read from bytes as a Python int
+        before_class: i64 = roles[before] + 1 if before >= 0 else 0
+        after_class: i64 = roles[after] + 1 if after >= 0 else 0
+        classes = key | before_class << 35 | after_class << 38
         token = self.units.get(classes)
         if token == MISSING:
             token = self._seal(data, at, length, before, after, False)
