@@ -115,15 +115,20 @@ class Scanner:
             return end
         return end - 1
 
-    def _last_newline(self, text: str, start: i64, end: i64) -> i64:
-        """Index after the last \\r or \\n in text[start:end], or -1."""
-        index = end - 1
-        while index >= start:
+    def _space_run(self, text: str, start: i64, size: i64) -> tuple[i64, i64]:
+        """\\s+ from start: its end, and the index after its last \\r or \\n (-1 if none),
+        found on the way (scanning the run back for it cost as much as the run itself)."""
+        table = self.table
+        index = start
+        newline_end: i64 = -1
+        while index < size:
             code = ord(text[index])
+            if (table[code] & SPACE) == 0:
+                break
+            index += 1
             if code == CR or code == LF:
-                return index + 1
-            index -= 1
-        return -1
+                newline_end = index
+        return index, newline_end
 
     def _gpt2(self, text: str, start: i64, size: i64) -> i64:
         table = self.table  # a local: no reference count traffic per read
@@ -174,12 +179,11 @@ class Scanner:
             return self._newlines(text, self._run_other(text, start + 1, size), size, False)
         if (flags & WORDLIKE) == 0:
             return self._newlines(text, self._run_other(text, start, size), size, False)
-        run_end = self._run(text, start, size, SPACE)
+        run_end, newline_end = self._space_run(text, start, size)
         if run_end == size:  # \s++$
             return run_end
-        end = self._last_newline(text, start, run_end)  # \s*[\r\n]
-        if end > 0:
-            return end
+        if newline_end > 0:  # \s*[\r\n]
+            return newline_end
         return self._whitespace_lookahead(start, run_end, size)
 
     def _newlines(self, text: str, index: i64, size: i64, slash: bool) -> i64:
@@ -209,10 +213,9 @@ class Scanner:
             return self._newlines(text, self._run_other(text, start + 1, size), size, True)
         if (flags & WORDLIKE) == 0:
             return self._newlines(text, self._run_other(text, start, size), size, True)
-        run_end = self._run(text, start, size, SPACE)
-        end = self._last_newline(text, start, run_end)  # \s*[\r\n]+
-        if end > 0:
-            return end
+        run_end, newline_end = self._space_run(text, start, size)
+        if newline_end > 0:  # \s*[\r\n]+
+            return newline_end
         return self._whitespace_lookahead(start, run_end, size)
 
     def _o200k_word(self, text: str, start: i64, size: i64) -> i64:
