@@ -47,8 +47,18 @@ class IntTable:
         return slot
 
     def get(self, key: i64) -> i64:
-        slot = self._slot(key)
-        return self.values[slot] if self.keys[slot] == key else MISSING
+        """(`_slot`'s probe written out: the short encoder looks up a unit per new character.)"""
+        keys = self.keys
+        mask: i64 = len(keys) - 1
+        mixed = (key ^ (key >> 29)) & 0x7FFFFFFF
+        slot = ((mixed * 2654435761) >> 7) & mask
+        while True:
+            stored = keys[slot]
+            if stored == key:
+                return self.values[slot]
+            if stored == EMPTY:
+                return MISSING
+            slot = (slot + 1) & mask
 
     def put(self, key: i64, value: i64) -> None:
         """Set a key's value (a new key may grow the table, or empty it at the limit)."""
