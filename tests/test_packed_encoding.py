@@ -265,7 +265,7 @@ def test_vocabularies_trained_on_english_stop_reading_japanese_characters_as_uni
         assert tokenizer._encoder.short_encoder is short and short.first_start == 256
 
 
-NON_ASCII_RUN = regex.compile(r"[^\x00-\x7f]+")
+WIDTH_RUNS = regex.compile(r"[\x80-\u07ff]+|[\u0800-\uffff]+|[\U00010000-\U0010ffff]+")
 
 
 @settings(max_examples=300)
@@ -274,9 +274,13 @@ NON_ASCII_RUN = regex.compile(r"[^\x00-\x7f]+")
     | st.text(max_size=60)
     | st.sampled_from(["", "é", "abcdefgh" * 5 + "ü", "ü" + "abcdefgh" * 5, "日本語" * 30])
 )
-def test_wide_runs_are_the_runs_a_regex_finds_of_non_ascii_characters(text):
+def test_wide_runs_are_the_runs_a_regex_finds_of_characters_of_one_utf8_width(text):
     data = text.encode("utf-8", "surrogatepass")
-    expected = [edge for run in NON_ASCII_RUN.finditer(text) for edge in run.span()]
+    expected = [
+        value
+        for run in WIDTH_RUNS.finditer(text)
+        for value in (*run.span(), len(run.group()[0].encode("utf-8", "surrogatepass")))
+    ]
     assert list(wide_runs(data + PADDING, len(data))) == expected
 
 

@@ -31,14 +31,14 @@ UTF8_ROLES: Final = bytes(
 
 def encode_text(scanner: Scanner, text: str, encoder: Encoder) -> list[int]:
     """The ids of the text's chunks, one after the other (lone surrogates as "surrogatepass"
-    encodes them, three bytes each). Only chunks that touch a run of non-ASCII characters count
-    their UTF-8 bytes character by character."""
+    encodes them, three bytes each). A chunk's bytes are found from its characters and the runs
+    of characters of one UTF-8 width before its end, with no character counted."""
     data = text.encode("utf-8", "surrogatepass") + PADDING
     size: i64 = len(text)
     wide = vec[i64]() if text.isascii() else wide_runs(data, len(data) - len(PADDING))
     runs: i64 = len(wide)
-    run: i64 = 0
-    next_wide: i64 = wide[0] if runs > 0 else size  # the first non-ASCII character at or after `start`
+    run: i64 = 0  # the first run (its offset in `wide`) that does not end at or before `end`
+    extra: i64 = 0  # the bytes past one per character of the runs before it
     encoder.set_units(UTF8_ROLES)
     encoder.prepare_ranges()
     cache = encoder.range_cache
@@ -48,16 +48,12 @@ def encode_text(scanner: Scanner, text: str, encoder: Encoder) -> list[int]:
     byte_start: i64 = 0
     while start < size:
         end = scanner.chunk_end(text, start, size)
-        if next_wide >= end:
-            byte_end = byte_start + end - start
-        else:
-            byte_end = byte_start
-            for index in range(start, end):
-                code = ord(text[index])
-                byte_end += 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
-            while run < runs and wide[run + 1] <= end:
-                run += 2
-            next_wide = size if run >= runs else max(wide[run], end)
+        while run < runs and wide[run + 1] <= end:
+            extra += (wide[run + 1] - wide[run]) * (wide[run + 2] - 1)
+            run += 3
+        byte_end = end + extra
+        if run < runs and wide[run] < end:  # `end` is inside a run
+            byte_end += (end - wide[run]) * (wide[run + 2] - 1)
         if not cache.extend_found(data, byte_start, byte_end, ids):  # the cache first: no call more per chunk
             encoder.encode_range(data, byte_start, byte_end, ids)
         start = end
@@ -66,34 +62,34 @@ def encode_text(scanner: Scanner, text: str, encoder: Encoder) -> list[int]:
 
 
 def wide_runs(data: bytes, end: i64) -> vec[i64]:
-    """Where the runs of non-ASCII characters of a text start and end, as character offsets
-    (start, end, start, end, ...), read from its UTF-8 `data[:end]` (8 readable bytes past it):
-    ASCII is skipped a word at a time, other bytes are read as UTF-8 lead bytes (a lone surrogate,
-    "surrogatepass", leads three). A regex over the text made a Python object per run: 7-9 ms a
-    megabyte of German or Japanese documents, against 3-4 ms here. A vec, not a list: the caller
-    reads it once per chunk, and a list's items are boxed."""
+    """The runs of characters of one UTF-8 width above one in a text, read from its UTF-8
+    `data[:end]` (8 readable bytes past it), as (start, end, width) triples, the offsets in
+    characters: ASCII is skipped a word at a time, other bytes are read as UTF-8 lead bytes (a
+    lone surrogate, "surrogatepass", leads three). A regex over the text made a Python object per
+    run: 7-9 ms a megabyte of German or Japanese documents, against 3-4 ms here. A vec, not a
+    list: the caller reads it once per chunk, and a list's items are boxed."""
     runs = vec[i64]()
     high_bits: i64 = HIGH_BITS  # unboxed once: mypyc keeps a literal this large as a Python int
     position: i64 = 0  # a byte offset where a character starts
     character: i64 = 0  # that character's offset
-    in_run = False
+    width: i64 = 1  # the width of the run being read (1: ASCII, no run)
     while position < end:
-        if not in_run and position + 8 <= end and read_i64_le(data, position) & high_bits == 0:
+        if width == 1 and position + 8 <= end and read_i64_le(data, position) & high_bits == 0:
             position += 8
             character += 8
             continue
         lead: i64 = data[position]
-        if lead < 0x80:
-            if in_run:
+        step: i64 = 1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+        if step != width:
+            if width > 1:
                 runs = append(runs, character)
-                in_run = False
-            position += 1
-        else:
-            if not in_run:
+                runs = append(runs, width)
+            if step > 1:
                 runs = append(runs, character)
-                in_run = True
-            position += 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+            width = step
+        position += step
         character += 1
-    if in_run:
+    if width > 1:
         runs = append(runs, character)
+        runs = append(runs, width)
     return runs
