@@ -94,10 +94,9 @@ class ShortEncoder:
     rank_bits: i64
     bit_values: vec[i64]
     results: vec[i64]
-    output: vec[i64]
-    mapped: bool
-    # [token]: the id it is written as, a Python int made once, so that encoding copies a
-    # reference per token instead of making an int (ids above 256 are not shared by Python)
+    # [token]: the id it is written as, a Python int made once (None: the layout drops it), so
+    # that encoding copies a reference per token instead of making an int (ids above 256 are not
+    # shared by Python), and reads no other table per token
     boxed: list[object]
     roles: bytes  # [symbol]: PLAIN, CONTINUES or STARTS (empty: no units; the module docstring)
     first_start: i64  # the lowest symbol that STARTS a unit (256: none, or no more units)
@@ -164,9 +163,7 @@ class ShortEncoder:
         self.exact_units = IntTable(MAX_UNITS)
         for rank in range(len(merges)):
             self.add_merge(merges[rank][0], merges[rank][1], results[rank])
-        self.output = vec[i64](output_ids)
-        self.mapped = len(output_ids) > 0
-        self.boxed = cast(list[object], output_ids if self.mapped else list(range(self.id_bound)))
+        self.boxed = [None if id < 0 else id for id in output_ids] if output_ids else list(range(self.id_bound))
         self.parts = vec[i64]()
         self.ranks = vec[i64]()
         self.following = vec[i64]()
@@ -407,8 +404,9 @@ class ShortEncoder:
 
     def _put(self, sink: list[object], token: i64) -> None:
         """Append a token to `sink` as the output layout writes it (or not, if it drops it)."""
-        if not self.mapped or self.output[token] >= 0:
-            sink.append(self.boxed[token])
+        item = self.boxed[token]
+        if item is not None:
+            sink.append(item)
 
     def _encode_heap(self, size: i64, out: list[int]) -> None:
         """`encode` for a chunk of HEAP_CHUNK symbols or more, once `_read` has read it: a linked
