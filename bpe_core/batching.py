@@ -6,11 +6,15 @@ This module knows special-token rules and worker pools, not tokenizers: it is ha
 tokenizer's `encode` and `encode_ordinary`.
 """
 
+import itertools
 import multiprocessing
 import weakref
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
+from bpe_core.contract import EncodesPackedBatches
+from bpe_core.engine import Encoder
 from bpe_core.errors import BpeError
 from bpe_core.runners.local import WorkerPool, default_workers
 from bpe_core.specials import Specials, allowed_specials
@@ -21,53 +25,73 @@ FEW_DOCUMENTS = 64  # a batch of this many documents or fewer is encoded in this
 MIN_CHARACTERS_PER_WORKER = 1 << 22
 NO_SPECIALS: frozenset[str] = frozenset()
 
-# a document and the special tokens it may encode as theirs (none: it is encoded as
-# `encode_ordinary` encodes it)
+# what a worker is sent: a document and the special tokens it may encode as theirs (none: it is
+# encoded as `encode_ordinary` encodes it)
 Item = tuple[Any, frozenset[str]]
 
 
-def checked_items(
+def allowed_sets(
     documents: Sequence[Any], special_tokens: Sequence[str], allowed_special: Specials, disallowed_special: Specials
-) -> list[Item]:
-    """Each document with the special tokens it may hold, by `encode`'s rules; a BpeError naming
+) -> list[frozenset[str]]:
+    """The special tokens each document may hold as theirs, by `encode`'s rules; a BpeError naming
     the first document (by index) that holds a disallowed one, before any is encoded."""
-    items: list[Item] = []
+    allowed: list[frozenset[str]] = []
     for index, document in enumerate(documents):
-        allowed = NO_SPECIALS
+        found = NO_SPECIALS
         if special_tokens and isinstance(document, str):
             try:
-                allowed = allowed_specials(document, special_tokens, allowed_special, disallowed_special)
+                found = allowed_specials(document, special_tokens, allowed_special, disallowed_special)
             except BpeError as error:
                 raise BpeError(f"document {index}: {error}") from None
-        items.append((document, allowed))
-    return items
+        allowed.append(found)
+    return allowed
 
 
 class BatchEncoder:
     """Encodes items in order, here or in `workers` forked processes kept until `close()`."""
 
     def __init__(
-        self, encode: Callable[..., list[int]], encode_ordinary: Callable[[Any], list[int]], byte_level: bool
+        self,
+        encode: Callable[..., list[int]],
+        encode_ordinary: Callable[[Any], list[int]],
+        byte_level: bool,
+        packer: object,
+        encoder: Encoder,
     ) -> None:
         """`byte_level`: text, whose documents are weighed by their characters (and which takes no
-        more workers than it gives MIN_CHARACTERS_PER_WORKER each)."""
+        more workers than it gives MIN_CHARACTERS_PER_WORKER each). `packer`: the pretokenizer, if
+        `encode_ordinary` would hand it each document and `encoder` as they are; if it also
+        `EncodesPackedBatches`, a list of strings encoded here goes to it in one call."""
         self.encode_document = encode
         self.encode_ordinary = encode_ordinary
+        self.encode_ordinary_strings = (
+            partial(packer.encode_packed_batch, encoder=encoder) if isinstance(packer, EncodesPackedBatches) else None
+        )
         self.byte_level = byte_level
         self.pool: WorkerPool | None = None
         self.finalizer: weakref.finalize[[], BatchEncoder] | None = None
 
-    def encode(self, items: list[Item], workers: int | None) -> list[list[int]]:
+    def encode(
+        self, documents: Sequence[Any], allowed: Sequence[frozenset[str]] | None, workers: int | None
+    ) -> list[list[int]]:
+        """Each document's ids, in order; `allowed[i]`: the special tokens document i may hold as
+        theirs (None: no document may hold any, and in this process none is paired with its set)."""
         workers = workers or default_workers()
-        weights = [len(document) if isinstance(document, str) else 1 for document, _ in items]
+        weights = [len(document) if isinstance(document, str) else 1 for document in documents]
         if self.byte_level:  # text: as many workers as it keeps busy
             workers = min(workers, sum(weights) // MIN_CHARACTERS_PER_WORKER)
-        if workers <= 1 or len(items) <= FEW_DOCUMENTS or "fork" not in multiprocessing.get_all_start_methods():
-            return [self.encode_item(item) for item in items]
+        if workers <= 1 or len(documents) <= FEW_DOCUMENTS or "fork" not in multiprocessing.get_all_start_methods():
+            if allowed is None:
+                if self.encode_ordinary_strings is not None and all(isinstance(item, str) for item in documents):
+                    return self.encode_ordinary_strings(list(documents))
+                encode_ordinary = self.encode_ordinary
+                return [encode_ordinary(document) for document in documents]
+            return [self.encode_item(item) for item in zip(documents, allowed)]
         if self.pool is None or self.pool.workers != workers:
             self.close()
             self.pool = WorkerPool(self.encode_item, workers, int_lists=True)
             self.finalizer = weakref.finalize(self, self.pool.close)
+        items = list(zip(documents, allowed if allowed is not None else itertools.repeat(NO_SPECIALS)))
         return self.pool.map(self.encode_item, items, weights)
 
     def encode_item(self, item: Item) -> list[int]:

@@ -150,6 +150,14 @@ class EncodesPacked(Protocol):
 
 
 @runtime_checkable
+class EncodesPackedBatches(Protocol):
+    """An `EncodesPacked` pretokenizer that encodes many documents (strings) in one call, each as
+    `encode_packed` encodes it (text: their UTF-8 made once for all of them, not once each)."""
+
+    def encode_packed_batch(self, documents: list[str], encoder: Encoder) -> list[list[int]]: ...
+
+
+@runtime_checkable
 class ReportsOffsets(Protocol):
     """A pretokenizer that says where each chunk and each of its symbols lie in the document, so
     `Tokenizer.encode_with_offsets` can give every token its span (DNA: genome coordinates)."""
@@ -316,6 +324,7 @@ ABILITIES = (
     ReportsCounting,
     CountsPacked,
     EncodesPacked,
+    EncodesPackedBatches,
     ReportsOffsets,
     ReportsEncoding,
     MarksBoundaries,

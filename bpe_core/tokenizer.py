@@ -16,7 +16,7 @@ from random import Random
 from typing import Any
 
 from bpe_core import contract
-from bpe_core.batching import NO_SPECIALS, BatchEncoder, checked_items
+from bpe_core.batching import BatchEncoder, allowed_sets
 from bpe_core.chunking import WHOLE, normalize, numbered_pieces
 from bpe_core.config import ComponentConfig
 from bpe_core.contract import Reader, document_source
@@ -84,8 +84,9 @@ class Tokenizer:
         self.plugins = spec.plugins
         self._special_by_id = {token_id: token for token, token_id in layout.special_ids.items()}
         self._token_lengths: dict[int, int] = {}
-        self._batches = BatchEncoder(self.encode, self.encode_ordinary, self.pretokenizer.byte_level)
         self._packer = self.pretokenizer if isinstance(self.pretokenizer, contract.EncodesPacked) else None
+        plain = self._packer if not self.normalizers and not layout.whole_chunks else None  # as in _encode_plain
+        self._batches = BatchEncoder(self.encode, self.encode_ordinary, pretokenizer.byte_level, plain, self._encoder)
         if self._packer is not None:  # built with the tokenizer, as tiktoken builds its regex and table
             self._packer.prepare(self._encoder)
         self._decodes_to_text = isinstance(self.decoder.decode([], self.alphabet), str)
@@ -173,8 +174,8 @@ class Tokenizer:
         >>> tok.encode_batch(["a b", "c"], workers=2) == [tok.encode("a b"), tok.encode("c")]
         True
         """
-        items = checked_items(documents, self.spec.special_tokens, allowed_special, disallowed_special)
-        return self._batches.encode(items, workers)
+        allowed = allowed_sets(documents, self.spec.special_tokens, allowed_special, disallowed_special)
+        return self._batches.encode(documents, allowed, workers)
 
     def encode_ordinary_batch(self, documents: Sequence[Any], workers: int | None = None) -> list[list[int]]:
         """`encode_ordinary` for many documents, run as `encode_batch` runs them (tiktoken's
@@ -183,7 +184,7 @@ class Tokenizer:
         >>> tok.encode_ordinary_batch(["a<|endoftext|>"]) == [tok.encode_ordinary("a<|endoftext|>")]
         True
         """
-        return self._batches.encode([(document, NO_SPECIALS) for document in documents], workers)
+        return self._batches.encode(documents, None, workers)
 
     def encode_pieces(
         self,

@@ -10,6 +10,7 @@ the scanners it walks with split as the published patterns do under `regex`.
 """
 
 import gzip
+import random
 
 import pytest
 import regex
@@ -251,6 +252,31 @@ def test_packed_text_encoding_gives_the_chunk_by_chunk_ids_on_japanese_and_germa
     text = gzip.open(require(path), "rt", encoding="utf-8").read()[:100_000]
     for tokenizer in docs_tokenizers.values():
         assert tokenizer.encode_ordinary(text) == chunk_by_chunk(tokenizer, text)
+
+
+BOUNDARY_PIECES = ["don", "'t", "a  ", "  b", "x\r", "\n", "\ud83d", "\ude00", "", "日本", "語 ", "\u3000", "1234", "5"]
+
+
+@pytest.mark.parametrize("path", BENCHMARK_TEXTS, ids=lambda path: path.name.split(".")[1])
+def test_a_batch_of_strings_gives_each_its_own_ids_however_the_text_is_cut(docs_tokenizers, path):
+    """`encode_ordinary_batch` in one process hands the whole list to the pretokenizer, which joins
+    the documents: no chunk may cross two of them (a contraction, a run of spaces, a surrogate pair,
+    text that ends in whitespace), on Japanese and German cut anywhere."""
+    text = gzip.open(require(path), "rt", encoding="utf-8").read()[:60_000]
+    cuts = sorted(random.Random(5).sample(range(len(text)), 400))
+    documents = [text[start:end] for start, end in zip([0, *cuts], [*cuts, len(text)])] + BOUNDARY_PIECES
+    for tokenizer in docs_tokenizers.values():
+        assert isinstance(tokenizer.pretokenizer, contract.EncodesPackedBatches)
+        expected = [chunk_by_chunk(tokenizer, document) for document in documents]
+        assert tokenizer.encode_ordinary_batch(documents, workers=1) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(documents=st.lists(st.text(max_size=12) | st.sampled_from(BOUNDARY_PIECES), max_size=80))
+def test_a_batch_of_any_strings_gives_each_its_own_ids(docs_tokenizers, documents):
+    for tokenizer in docs_tokenizers.values():
+        expected = [chunk_by_chunk(tokenizer, document) for document in documents]
+        assert tokenizer.encode_ordinary_batch(documents, workers=1) == expected
 
 
 def test_vocabularies_trained_on_english_stop_reading_japanese_characters_as_units(docs_tokenizers):

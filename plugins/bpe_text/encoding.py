@@ -31,11 +31,18 @@ UTF8_ROLES: Final = bytes(
 
 def encode_text(scanner: Scanner, text: str, encoder: Encoder) -> list[int]:
     """The ids of the text's chunks, one after the other (lone surrogates as "surrogatepass"
-    encodes them, three bytes each). A chunk's bytes are found from its characters and the runs
-    of characters of one UTF-8 width before its end, with no character counted."""
-    data = text.encode("utf-8", "surrogatepass") + PADDING
-    size: i64 = len(text)
-    wide = vec[i64]() if text.isascii() else wide_runs(data, len(data) - len(PADDING))
+    encodes them, three bytes each)."""
+    return encode_texts(scanner, [text], encoder)[0]
+
+
+def encode_texts(scanner: Scanner, texts: list[str], encoder: Encoder) -> list[list[int]]:
+    """Each text's ids (`encode_text`), the texts encoded to UTF-8 and read for runs of wide
+    characters once, joined: the scanner is told where each ends, so no chunk crosses texts. A
+    chunk's bytes are found from its characters and the runs of characters of one UTF-8 width
+    before its end, with no character counted."""
+    joined = "".join(texts)  # a single text is joined to itself, not copied
+    data = joined.encode("utf-8", "surrogatepass") + PADDING
+    wide = vec[i64]() if joined.isascii() else wide_runs(data, len(data) - len(PADDING))
     runs: i64 = len(wide)
     run: i64 = 0  # the first run (its offset in `wide`) that does not end at or before `end`
     extra: i64 = 0  # the bytes past one per character of the runs before it
@@ -43,22 +50,26 @@ def encode_text(scanner: Scanner, text: str, encoder: Encoder) -> list[int]:
     encoder.prepare_ranges()
     cache = encoder.range_cache
     assert cache is not None
-    ids: list[int] = []
+    results: list[list[int]] = []
     start: i64 = 0
     byte_start: i64 = 0
-    while start < size:
-        end = scanner.chunk_end(text, start, size)
-        while run < runs and wide[run + 1] <= end:
-            extra += (wide[run + 1] - wide[run]) * (wide[run + 2] - 1)
-            run += 3
-        byte_end = end + extra
-        if run < runs and wide[run] < end:  # `end` is inside a run
-            byte_end += (end - wide[run]) * (wide[run + 2] - 1)
-        if not cache.extend_found(data, byte_start, byte_end, ids):  # the cache first: no call more per chunk
-            encoder.encode_range(data, byte_start, byte_end, ids)
-        start = end
-        byte_start = byte_end
-    return ids
+    for text in texts:
+        size: i64 = start + len(text)  # where this text ends in `joined`
+        ids: list[int] = []
+        while start < size:
+            end = scanner.chunk_end(joined, start, size)
+            while run < runs and wide[run + 1] <= end:
+                extra += (wide[run + 1] - wide[run]) * (wide[run + 2] - 1)
+                run += 3
+            byte_end = end + extra
+            if run < runs and wide[run] < end:  # `end` is inside a run
+                byte_end += (end - wide[run]) * (wide[run + 2] - 1)
+            if not cache.extend_found(data, byte_start, byte_end, ids):  # the cache first: no call more per chunk
+                encoder.encode_range(data, byte_start, byte_end, ids)
+            start = end
+            byte_start = byte_end
+        results.append(ids)
+    return results
 
 
 def wide_runs(data: bytes, end: i64) -> vec[i64]:

@@ -17,7 +17,7 @@ from bpe_core.engine.chunk_counts import PADDING
 from bpe_core.errors import BpeError
 from bpe_text.classes import case_folds, class_table
 from bpe_text.counting import count_text
-from bpe_text.encoding import UTF8_ROLES, encode_text
+from bpe_text.encoding import UTF8_ROLES, encode_text, encode_texts
 from bpe_text.scanner import CL100K, GPT2, O200K, Scanner
 
 PATTERNS: dict[str, str] = {
@@ -238,6 +238,13 @@ class RegexPretokenizer(ByteLevel):
         if scanner is not None:
             return encode_text(scanner, document, encoder)
         return encoder.encode_utf8_chunks(self.split(document))
+
+    def encode_packed_batch(self, documents: list[str], encoder: Encoder) -> list[list[int]]:
+        """Each document's ids (`encode_packed`), the built-in patterns' in one compiled call."""
+        scanner = self.scanner
+        if scanner is not None:
+            return encode_texts(scanner, documents, encoder)
+        return [encoder.encode_utf8_chunks(self.split(document)) for document in documents]
 
     def prepare(self, encoder: Encoder) -> None:
         """Build the scanner's class table and the engine's tables for `encode_packed`, and
