@@ -271,6 +271,26 @@ def test_a_batch_of_strings_gives_each_its_own_ids_however_the_text_is_cut(docs_
         assert tokenizer.encode_ordinary_batch(documents, workers=1) == expected
 
 
+def test_a_batch_is_joined_in_groups_of_bounded_text(docs_tokenizers, monkeypatch):
+    """However large an in-process batch, the pretokenizer joins at most STRINGS_PER_CALL
+    characters of it at once (or one longer document), and the ids are each document's own."""
+    monkeypatch.setattr(bpe_core.batching, "STRINGS_PER_CALL", 5_000)
+    text = gzip.open(require(BENCHMARK_TEXTS[0]), "rt", encoding="utf-8").read()[:60_000]
+    documents = [text[start : start + size] for start, size in zip(range(0, 60_000, 1_500), [700, 6_000, 10] * 20)]
+    tokenizer = docs_tokenizers["o200k"]
+    calls: list[int] = []
+    strings = tokenizer._batches.encode_ordinary_strings
+
+    def counted(group: list[str]) -> list[list[int]]:
+        calls.append(sum(map(len, group)))
+        return strings(group)
+
+    monkeypatch.setattr(tokenizer._batches, "encode_ordinary_strings", counted)
+    assert tokenizer.encode_ordinary_batch(documents, workers=1) == [chunk_by_chunk(tokenizer, d) for d in documents]
+    assert len(calls) > 10 and sum(calls) == sum(map(len, documents))
+    assert all(size <= 5_000 or size == 6_000 for size in calls)
+
+
 @settings(max_examples=100, deadline=None)
 @given(documents=st.lists(st.text(max_size=12) | st.sampled_from(BOUNDARY_PIECES), max_size=80))
 def test_a_batch_of_any_strings_gives_each_its_own_ids(docs_tokenizers, documents):
