@@ -6,9 +6,10 @@ import os
 import time
 from collections import Counter
 from functools import cache
+from pathlib import Path
 
 import pytest
-from helpers.paths import DOCS_PATH
+from helpers.paths import BENCHMARK_TEXTS, DOCS_PATH, require
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -76,6 +77,17 @@ def test_packed_counting_counts_the_utf8_bytes_of_the_scanners_chunks_on_the_doc
     pretokenizer.count_packed(text, table)  # type: ignore[attr-defined]
     expected = Counter(chunk.encode("utf-8") for chunk in pretokenizer.split(text))
     assert table.items() == dict(expected)
+
+
+@pytest.mark.parametrize("path", BENCHMARK_TEXTS, ids=lambda path: path.name.split(".")[1])
+def test_packed_counting_counts_the_utf8_bytes_of_the_scanners_chunks_in_japanese_and_german(path: Path) -> None:
+    """Runs of characters of two, three and four bytes, and ASCII between them (`ByteOffsets`)."""
+    text = gzip.open(require(path), "rt", encoding="utf-8").read()[:200_000]
+    for name in PATTERN_NAMES:
+        pretokenizer = registry().pretokenizer(name, {})
+        table = ChunkCounts()
+        pretokenizer.count_packed(text, table)  # type: ignore[attr-defined]
+        assert table.items() == dict(Counter(chunk.encode("utf-8") for chunk in pretokenizer.split(text)))
 
 
 @pytest.mark.both_modes

@@ -9,6 +9,7 @@ A mypyc kernel like the scanner: no pluggy, no `regex`, no I/O. It counts what
 from mypy_extensions import i64
 
 from bpe_core.engine.chunk_counts import PADDING, ChunkCounts
+from bpe_text.encoding import ByteOffsets
 from bpe_text.scanner import Scanner
 
 
@@ -16,19 +17,13 @@ def count_text(scanner: Scanner, text: str, counts: ChunkCounts) -> None:
     """Add the UTF-8 bytes of each of the text's chunks to `counts` (lone surrogates as
     "surrogatepass" encodes them, three bytes each)."""
     data = text.encode("utf-8", "surrogatepass") + PADDING
+    offsets = ByteOffsets(text, data)
     size: i64 = len(text)
-    ascii = len(data) - len(PADDING) == size
     start: i64 = 0
     byte_start: i64 = 0
     while start < size:
         end = scanner.chunk_end(text, start, size)
-        if ascii:
-            byte_end = byte_start + end - start
-        else:
-            byte_end = byte_start
-            for index in range(start, end):
-                code = ord(text[index])
-                byte_end += 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
+        byte_end = end + offsets.extra if end <= offsets.plain_until else offsets.at(end)
         counts.add(data, byte_start, byte_end, 1)
         start = end
         byte_start = byte_end

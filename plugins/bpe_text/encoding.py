@@ -20,6 +20,7 @@ from bpe_text.scanner import Scanner
 
 # the high bit of each byte of a word: a word of ASCII has none of them set
 HIGH_BITS: Final[i64] = -0x7F7F7F7F7F7F7F80  # 0x8080808080808080 as a signed 64-bit word
+NO_RUN: Final[i64] = 1 << 62  # `ByteOffsets.plain_until` when no run is left
 # each byte's role in UTF-8 for the engine's units (`Encoder.set_units`): a character of three or
 # four bytes (CJK, Indic, most symbols) is one unit, its lead byte starting it (0xE0-0xF7) and
 # continuation bytes (0x80-0xBF) continuing it; ASCII and the two-byte characters are left as bytes
@@ -37,15 +38,10 @@ def encode_text(scanner: Scanner, text: str, encoder: Encoder) -> list[int]:
 
 def encode_texts(scanner: Scanner, texts: list[str], encoder: Encoder) -> list[list[int]]:
     """Each text's ids (`encode_text`), the texts encoded to UTF-8 and read for runs of wide
-    characters once, joined: the scanner is told where each ends, so no chunk crosses texts. A
-    chunk's bytes are found from its characters and the runs of characters of one UTF-8 width
-    before its end, with no character counted."""
+    characters once, joined: the scanner is told where each ends, so no chunk crosses texts."""
     joined = "".join(texts)  # a single text is joined to itself, not copied
     data = joined.encode("utf-8", "surrogatepass") + PADDING
-    wide = vec[i64]() if joined.isascii() else wide_runs(data, len(data) - len(PADDING))
-    runs: i64 = len(wide)
-    run: i64 = 0  # the first run (its offset in `wide`) that does not end at or before `end`
-    extra: i64 = 0  # the bytes past one per character of the runs before it
+    offsets = ByteOffsets(joined, data)
     encoder.set_units(UTF8_ROLES)
     encoder.prepare_ranges()
     cache = encoder.range_cache
@@ -58,18 +54,48 @@ def encode_texts(scanner: Scanner, texts: list[str], encoder: Encoder) -> list[l
         ids: list[int] = []
         while start < size:
             end = scanner.chunk_end(joined, start, size)
-            while run < runs and wide[run + 1] <= end:
-                extra += (wide[run + 1] - wide[run]) * (wide[run + 2] - 1)
-                run += 3
-            byte_end = end + extra
-            if run < runs and wide[run] < end:  # `end` is inside a run
-                byte_end += (end - wide[run]) * (wide[run + 2] - 1)
+            byte_end = end + offsets.extra if end <= offsets.plain_until else offsets.at(end)
             if not cache.extend_found(data, byte_start, byte_end, ids):  # the cache first: no call more per chunk
                 encoder.encode_range(data, byte_start, byte_end, ids)
             start = end
             byte_start = byte_end
         results.append(ids)
     return results
+
+
+class ByteOffsets:
+    """Where character offsets of a text fall in its UTF-8, asked in rising order: found from the
+    runs of characters of one UTF-8 width before them (`wide_runs`), with no character counted."""
+
+    wide: vec[i64]
+    runs: i64
+    run: i64  # the first run (its offset in `wide`) that does not end at or before the last offset asked
+    extra: i64  # the bytes past one per character of the runs before it
+    # where that run starts (no run left: past any text): an offset up to it is itself plus
+    # `extra`, which a caller adds itself, without a call to `at`
+    plain_until: i64
+
+    def __init__(self, text: str, data: bytes) -> None:
+        """`data`: the text's UTF-8 ("surrogatepass"), then PADDING."""
+        self.wide = vec[i64]() if text.isascii() else wide_runs(data, len(data) - len(PADDING))
+        self.runs = len(self.wide)
+        self.run = 0
+        self.extra = 0
+        self.plain_until = self.wide[0] if self.runs > 0 else NO_RUN
+
+    def at(self, character: i64) -> i64:
+        """The byte offset of a character offset (no lower than the last one asked)."""
+        wide = self.wide
+        run = self.run
+        while run < self.runs and wide[run + 1] <= character:
+            self.extra += (wide[run + 1] - wide[run]) * (wide[run + 2] - 1)
+            run += 3
+        self.run = run
+        self.plain_until = wide[run] if run < self.runs else NO_RUN
+        offset = character + self.extra
+        if run < self.runs and wide[run] < character:  # inside a run
+            offset += (character - wide[run]) * (wide[run + 2] - 1)
+        return offset
 
 
 def wide_runs(data: bytes, end: i64) -> vec[i64]:
