@@ -249,13 +249,15 @@ class Scanner:
     def _o200k_lower_word(self, text: str, start: i64, size: i64) -> i64:
         """[Upperish]*[Lowerish]+ then an optional contraction; -1 if no match at start."""
         table = self.table
-        upper_end = self._run(text, start, size, UPPERISH)
+        upper_end = start  # most words start lower-case: no call for an empty run
+        if start < size and (table[ord(text[start])] & UPPERISH) != 0:
+            upper_end = self._run(text, start + 1, size, UPPERISH)
         # greedy [Upperish]* gives back characters until [Lowerish] can start
         lower_start = upper_end
         while lower_start >= start:
             if lower_start < size and (table[ord(text[lower_start])] & LOWERISH) != 0:
                 end = self._run(text, lower_start, size, LOWERISH)
-                return self._contraction(text, end, size, True)
+                return self._contraction(text, end, size, True) if end < size and ord(text[end]) == APOSTROPHE else end
             lower_start -= 1
         return -1
 
@@ -265,4 +267,4 @@ class Scanner:
         if upper_end == start:
             return -1
         end = self._run(text, upper_end, size, LOWERISH)
-        return self._contraction(text, end, size, True)
+        return self._contraction(text, end, size, True) if end < size and ord(text[end]) == APOSTROPHE else end
