@@ -163,7 +163,7 @@ class ShortEncoder:
         self.exact_units = IntTable(MAX_UNITS)
         for rank in range(len(merges)):
             self.add_merge(merges[rank][0], merges[rank][1], results[rank])
-        self.boxed = [None if id < 0 else id for id in output_ids] if output_ids else list(range(self.id_bound))
+        self.boxed = [None if out < 0 else out for out in output_ids] if output_ids else list(range(self.id_bound))
         self.parts = vec[i64]()
         self.ranks = vec[i64]()
         self.following = vec[i64]()
