@@ -13,6 +13,7 @@ The peers cannot take lone surrogates, so text given to them has none; our own r
 tested with them. Pure mode (BPE_CORE_PURE=1) makes the same claims on slices of the data.
 """
 
+import gc
 import gzip
 import json
 import os
@@ -138,6 +139,19 @@ def test_published_vocabulary_decodes_the_python_docs_encoding_back_to_the_text(
     our_ids, _ = published_docs_ids
     assert ours.decode(our_ids) == docs
     assert theirs.decode(our_ids) == docs
+
+
+def test_a_published_vocabulary_keeps_its_merges_where_the_garbage_collector_does_not_look(published):
+    """The engine keeps each merge's pair, and the decoder its tables, in vecs: as a list of
+    200,000 tuples and two lists of 200,000 ids they made every full collection of the user's
+    process about 12 ms slower with o200k_base loaded (25 ms against 12 ms now; tiktoken's, 2 ms)."""
+    _, ours, _, _ = published
+    for owner in (ours._encoder, ours._decoder):
+        held = [item for item in gc.get_referents(owner) if isinstance(item, (list, tuple, dict))]
+        assert not [item for item in held if isinstance(item, list) and item and isinstance(item[0], tuple)]
+    assert not [item for item in gc.get_referents(ours._decoder) if isinstance(item, list)]
+    assert ours._encoder.merge_pairs() == [tuple(pair) for pair in ours.spec.merges]
+    assert len(ours._decoder.left) == len(ours.spec.merges)
 
 
 @pytest.mark.parametrize("path", BENCHMARK_TEXTS, ids=lambda path: path.name.split(".")[1])

@@ -163,7 +163,7 @@ def test_chunks_from_the_short_encoder_length_on_take_the_heap_path_with_the_sam
         chunk = list(b"ab" * length + b"c")
         ids: list[int] = []
         encoder.encode_range(bytes(chunk) + PADDING, 0, len(chunk), ids)
-        assert ids == encoder.encode_symbols(chunk) == encode_reference(256, encoder.merge_pairs, chunk)
+        assert ids == encoder.encode_symbols(chunk) == encode_reference(256, encoder.merge_pairs(), chunk)
 
 
 def test_range_cache_tells_chunks_apart_that_share_their_first_eight_bytes_and_empties_when_full():

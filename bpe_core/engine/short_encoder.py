@@ -163,7 +163,12 @@ class ShortEncoder:
         self.exact_units = IntTable(MAX_UNITS)
         for rank in range(len(merges)):
             self.add_merge(merges[rank][0], merges[rank][1], results[rank])
-        self.boxed = [None if out < 0 else out for out in output_ids] if output_ids else list(range(self.id_bound))
+        if not output_ids:
+            self.boxed = list(range(self.id_bound))
+        elif min(output_ids) >= 0:  # no token dropped: the list given (one list fewer for the garbage collector)
+            self.boxed = cast(list[object], output_ids)
+        else:
+            self.boxed = [None if out < 0 else out for out in output_ids]
         self.parts = vec[i64]()
         self.ranks = vec[i64]()
         self.following = vec[i64]()
