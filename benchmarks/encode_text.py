@@ -635,8 +635,10 @@ def method_notes(prepared: dict[str, Any], runs: int, disagreements: Sequence[st
         "not part of any timing; English, so on the Japanese text it falls back to short tokens); tiktoken loads "
         "our `to_tiktoken` file with the GPT-2 pattern, HF our `to_hf` file; bpe-openai has no way to load another "
         "vocabulary.",
-        "Calls: bpe-core `encode_ordinary(text)` / `encode_ordinary_batch(docs, workers=2)` (forked worker "
-        "processes that stay up for the warm pass); tiktoken `encode_ordinary(text)` / "
+        "Calls: bpe-core `encode_ordinary(text)` / `encode_ordinary_batch(docs, workers=2)` (it takes no more "
+        "workers than it gives 4 Mi characters each, `batching.MIN_CHARACTERS_PER_WORKER`, so these texts of "
+        "2 MB or less are encoded in the calling process alone, in groups of documents joined); tiktoken "
+        "`encode_ordinary(text)` / "
         "`encode_ordinary_batch(docs, num_threads=2)`; "
         "bpe-openai its Rust backend's `encode(text)` (its `Encoding.encode_ordinary` refuses a string of a million "
         "characters or more) / `encode_ordinary_batch(docs, num_threads=2)`; HF `encode(text, add_special_tokens="
