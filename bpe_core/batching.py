@@ -49,7 +49,7 @@ def allowed_sets(
 
 
 class BatchEncoder:
-    """Encodes items in order, here or in `workers` forked processes kept until `close()`."""
+    """Encodes documents in order, here or in `workers` forked processes kept until `close()`."""
 
     def __init__(
         self,

@@ -244,7 +244,7 @@ class RegexPretokenizer(ByteLevel):
         scanner = self.scanner
         if scanner is not None:
             return encode_texts(scanner, documents, encoder)
-        return [encoder.encode_utf8_chunks(self.split(document)) for document in documents]
+        return [self.encode_packed(document, encoder) for document in documents]
 
     def prepare(self, encoder: Encoder) -> None:
         """Build the scanner's class table and the engine's tables for `encode_packed`, and
