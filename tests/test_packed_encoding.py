@@ -11,6 +11,7 @@ the scanners it walks with split as the published patterns do under `regex`.
 
 import gzip
 import random
+from dataclasses import replace
 
 import pytest
 import regex
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 
 import bpe_core
 from bpe_core import contract, engine
+from bpe_core.config import ComponentConfig
 from bpe_core.engine import encoder as encoder_module
 from bpe_core.engine import short_encoder
 from bpe_core.engine.chunk_counts import PADDING
@@ -269,6 +271,19 @@ def test_a_batch_of_strings_gives_each_its_own_ids_however_the_text_is_cut(docs_
         assert isinstance(tokenizer.pretokenizer, contract.EncodesPackedBatches)
         expected = [chunk_by_chunk(tokenizer, document) for document in documents]
         assert tokenizer.encode_ordinary_batch(documents, workers=1) == expected
+
+
+def test_a_batch_under_a_pattern_with_no_compiled_scanner_gives_each_its_own_ids(docs_tokenizers):
+    """A pattern of the user's own has no compiled scanner: its batch goes to `encode_packed`,
+    document by document."""
+    spec = replace(
+        docs_tokenizers["gpt2"].spec, pretokenizer=ComponentConfig("regex", {"pattern": r"\w+|\s+|[^\w\s]+"})
+    )
+    tokenizer = bpe_core.Tokenizer(spec)
+    assert tokenizer.pretokenizer.scanner is None
+    text = gzip.open(require(BENCHMARK_TEXTS[1]), "rt", encoding="utf-8").read()[:30_000]
+    documents = [text[start : start + 300] for start in range(0, 30_000, 300)]
+    assert tokenizer.encode_ordinary_batch(documents, workers=1) == [chunk_by_chunk(tokenizer, d) for d in documents]
 
 
 def test_a_batch_is_joined_in_groups_of_bounded_text(docs_tokenizers, monkeypatch):
