@@ -102,13 +102,13 @@ def test_training_to_v1_then_continuing_to_v2_gives_the_merges_of_one_run_to_v2(
     base = bpe_core.train(config, files, {**overrides, "trainer.vocab_size": small}, progress=False)
     continued = bpe_core.train(config, files, {**overrides, "trainer.vocab_size": large}, progress=False, base=base)
 
-    assert continued.spec.merges == one_run.spec.merges
+    assert continued.spec.internal_merges == one_run.spec.internal_merges
     assert continued.merge_counts == one_run.merge_counts
-    assert len(continued.spec.merges) > len(base.spec.merges)
+    assert len(continued.spec.internal_merges) > len(base.spec.internal_merges)
     # every id of the base keeps its meaning; the new merged tokens come after the base's last id
     assert continued.special_ids == base.special_ids
     assert all(continued.token_symbols(token) == base.token_symbols(token) for token in range(base.vocab_size))
-    assert min(continued.merged_ids()[len(base.spec.merges) :]) >= base.vocab_size
+    assert min(continued.merged_ids()[len(base.spec.internal_merges) :]) >= base.vocab_size
     # and it encodes as the one run does, token for token
     assert first_document_tokens(continued, files[0]) == first_document_tokens(one_run, files[0])
     assert continued.provenance["base"]["vocab_size"] == base.vocab_size
@@ -130,7 +130,7 @@ def test_continuing_from_counts_and_on_the_command_line_gives_the_same_tokenizer
         )
     )  # fmt: skip
     from_counts = bpe_core.load(tmp_path / "continued.json")
-    assert from_counts.spec.merges == expected.spec.merges
+    assert from_counts.spec.internal_merges == expected.spec.internal_merges
     assert from_counts.provenance["base"]["sha256"] == expected.provenance["base"]["sha256"]
     assert_ok(
         run_bpe(
@@ -138,7 +138,7 @@ def test_continuing_from_counts_and_on_the_command_line_gives_the_same_tokenizer
             cwd=tmp_path,
         )
     )  # fmt: skip
-    assert bpe_core.load(tmp_path / "cli.json").spec.merges == expected.spec.merges
+    assert bpe_core.load(tmp_path / "cli.json").spec.internal_merges == expected.spec.internal_merges
 
 
 def test_continuing_on_a_dask_cluster_gives_the_merges_of_a_local_run(docs_slice_path: Path) -> None:
@@ -148,7 +148,7 @@ def test_continuing_on_a_dask_cluster_gives_the_merges_of_a_local_run(docs_slice
     on_dask = bpe_core.train(
         GPT2, [docs], {"trainer.vocab_size": 800}, progress=False, base=base, runner={"kind": "dask", "workers": 1}
     )
-    assert on_dask.spec.merges == local.spec.merges
+    assert on_dask.spec.internal_merges == local.spec.internal_merges
 
 
 def test_what_continued_training_may_not_change_is_one_error_naming_the_key(

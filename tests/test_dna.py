@@ -415,6 +415,7 @@ def test_reverse_complement_augment_trains_on_both_strands(tmp_path: Path) -> No
 NUCLEOTIDE_LETTERS = BASES * 4 + "N" + IUPAC + (BASES + "N" + IUPAC).lower()
 
 
+@pytest.mark.both_modes
 @given(sequence=st.text(alphabet=NUCLEOTIDE_LETTERS, max_size=300))
 def test_random_sequences_round_trip_under_every_policy(sequence: str) -> None:
     for policy in ({}, {"n": "symbol"}):
@@ -612,6 +613,7 @@ def test_pad_with_k1_keeps_n() -> None:
     assert tokenizer.decode(tokenizer.encode("ANA")) == "ANA"
 
 
+@pytest.mark.both_modes
 @given(
     data=st.data(),
     k=st.integers(1, 7),

@@ -148,6 +148,7 @@ def test_export_keeps_every_id_and_numbers_the_building_tokens_after_ours(
     assert all(len(peer.id_to_token(token_id)) <= k for token_id in building)
 
 
+@pytest.mark.both_modes
 @settings(max_examples=200, deadline=None)
 @given(sequence=st.text(alphabet="ACGTNacgtnRry", max_size=60))
 def test_nt_6mer_export_matches_on_any_sequence(sequence: str) -> None:

@@ -258,6 +258,7 @@ record_names = st.text(
 sequences = st.text(alphabet="ACGTNacgtnRY", max_size=300)
 
 
+@pytest.mark.both_modes
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(records=st.lists(st.tuples(record_names, sequences), min_size=1, max_size=6), eos=st.booleans())
 def test_any_named_records_survive_shards_and_the_fasta_writer(

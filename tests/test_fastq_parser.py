@@ -90,12 +90,14 @@ FASTQ_LINES = st.sampled_from(
 )
 
 
+@pytest.mark.both_modes
 @settings(max_examples=400, deadline=None)
 @given(st.lists(FASTQ_LINES, max_size=24), st.booleans())
 def test_any_fastq_like_text_parses_as_biopython(lines: list[str], final_newline: bool) -> None:
     assert_parsed_as_biopython("\n".join(lines) + ("\n" if final_newline and lines else ""))
 
 
+@pytest.mark.both_modes
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.text("ACGTN", min_size=1, max_size=12), st.booleans()), max_size=12))
 def test_plain_records_in_any_blocks_parse_as_biopython(reads: list[tuple[str, bool]]) -> None:

@@ -254,6 +254,7 @@ def _check_loaded(tokenizer: bpe_core.Tokenizer, kind: str) -> None:
         pass  # ids of special tokens or padding may be refused, with a clean error
 
 
+@pytest.mark.both_modes
 @FUZZ
 @given(data=st.data(), kind=st.sampled_from(["text", "dna", "midi"]))
 def test_a_mutated_tokenizer_file_loads_and_works_or_is_a_clean_error(
@@ -274,6 +275,7 @@ def test_a_mutated_tokenizer_file_loads_and_works_or_is_a_clean_error(
             return
 
 
+@pytest.mark.both_modes
 @CLI_EXAMPLES
 @given(data=st.data())
 def test_bpe_inspect_of_a_mutated_tokenizer_file_succeeds_or_is_one_error_line(
@@ -336,6 +338,7 @@ def config_texts(draw: st.DrawFn, configs: dict[str, Any]) -> ConfigText:
     return ConfigText(name, draw(mutations(configs[name])), encoding)
 
 
+@pytest.mark.both_modes
 @FUZZ
 @given(data=st.data())
 def test_a_mutated_config_validates_or_is_a_clean_error(
@@ -352,6 +355,7 @@ def test_a_mutated_config_validates_or_is_a_clean_error(
     assert "vocab" in summary
 
 
+@pytest.mark.both_modes
 @CLI_EXAMPLES
 @given(data=st.data())
 def test_bpe_train_with_a_mutated_config_trains_or_is_one_error_line(
@@ -443,6 +447,7 @@ def midi_tokenizer(valid: dict[str, Any]) -> bpe_core.Tokenizer:
     return bpe_core.load(str(valid["midi_tokenizer"]))
 
 
+@pytest.mark.both_modes
 @FUZZ
 @given(data=st.data())
 def test_a_mutated_midi_file_encodes_and_decodes_or_is_a_clean_error(
@@ -464,6 +469,7 @@ def test_a_mutated_midi_file_encodes_and_decodes_or_is_a_clean_error(
     assert (tmp_path / "decoded.mid").read_bytes()[:4] == b"MThd"
 
 
+@pytest.mark.both_modes
 @CLI_EXAMPLES
 @given(data=st.data())
 def test_bpe_encode_of_a_mutated_midi_file_succeeds_or_is_one_error_line(

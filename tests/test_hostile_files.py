@@ -446,6 +446,7 @@ def test_tiktoken_import_keeps_special_id_5000_after_save_and_load(originals: di
         assert loaded.vocab_size == special_id + 1
 
 
+@pytest.mark.both_modes
 @settings(max_examples=15)
 @given(data=st.data())
 def test_imported_ids_survive_save_load_and_export_exactly(
@@ -686,6 +687,7 @@ def imported_file(originals: dict[str, bytes], tmp_path_factory: pytest.TempPath
     return loaded
 
 
+@pytest.mark.both_modes
 @settings(max_examples=150)
 @given(data=st.data())
 def test_a_mutated_tokenizer_file_loads_or_is_one_clean_error(
@@ -705,6 +707,7 @@ def test_a_mutated_tokenizer_file_loads_or_is_one_clean_error(
         pass  # a clean error (a pretokenizer option that cannot split this text, say)
 
 
+@pytest.mark.both_modes
 @settings(max_examples=100)
 @given(data=st.data())
 def test_a_mutated_tokenizer_json_imports_or_is_one_clean_error(
@@ -720,6 +723,7 @@ def test_a_mutated_tokenizer_json_imports_or_is_one_clean_error(
     assert isinstance(tokenizer.decode(tokenizer.encode(SAMPLE, allowed_special="all")), str)
 
 
+@pytest.mark.both_modes
 @settings(max_examples=150)
 @given(data=st.data())
 def test_a_mutated_config_is_valid_or_one_clean_error(data: st.DataObject) -> None:

@@ -137,6 +137,7 @@ def tiktoken_peer(text_tokenizer: bpe_core.Tokenizer) -> tiktoken.Encoding:
     )
 
 
+@pytest.mark.both_modes
 @given(ids=st.lists(st.integers(0, 399), max_size=40))
 def test_any_ids_decode_with_replace_exactly_as_tiktoken_does(
     text_tokenizer: bpe_core.Tokenizer, tiktoken_peer: tiktoken.Encoding, ids: list[int]

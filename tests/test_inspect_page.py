@@ -386,6 +386,7 @@ class ShownTokens(HTMLParser):
         self.tokens[-1] = (token, shown)
 
 
+@pytest.mark.both_modes
 @settings(max_examples=60, deadline=None)
 @given(text=st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\u21b5"), max_size=300))
 def test_the_cut_shows_exactly_the_texts_bytes_token_by_token(text_tokenizer: Path, text: str) -> None:

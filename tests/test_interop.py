@@ -150,8 +150,8 @@ def test_a_published_vocabulary_keeps_its_merges_where_the_garbage_collector_doe
         held = [item for item in gc.get_referents(owner) if isinstance(item, (list, tuple, dict))]
         assert not [item for item in held if isinstance(item, list) and item and isinstance(item[0], tuple)]
     assert not [item for item in gc.get_referents(ours._decoder) if isinstance(item, list)]
-    assert ours._encoder.merge_pairs() == [tuple(pair) for pair in ours.spec.merges]
-    assert len(ours._decoder.left) == len(ours.spec.merges)
+    assert ours._encoder.merge_pairs() == [tuple(pair) for pair in ours.spec.internal_merges]
+    assert len(ours._decoder.left) == len(ours.spec.internal_merges)
 
 
 @pytest.mark.parametrize("path", BENCHMARK_TEXTS, ids=lambda path: path.name.split(".")[1])
@@ -170,6 +170,7 @@ def test_published_vocabulary_encodes_japanese_and_german_like_tiktoken(publishe
 UNIT_TEXT = st.text(alphabet=st.sampled_from("ーフィルの日本京語設定ァაিংअ한😀€éa 。、\n"), max_size=80)
 
 
+@pytest.mark.both_modes
 def test_published_vocabulary_encodes_runs_of_multibyte_characters_like_tiktoken(published):
     _, ours, theirs, _ = published
 
@@ -183,6 +184,7 @@ def test_published_vocabulary_encodes_runs_of_multibyte_characters_like_tiktoken
     same_as_tiktoken()
 
 
+@pytest.mark.both_modes
 def test_published_vocabulary_encodes_any_unicode_text_like_tiktoken(published):
     _, ours, theirs, _ = published
 
@@ -209,6 +211,7 @@ def test_published_vocabulary_encodes_adversarial_input_like_tiktoken(published,
     assert ours.decode(ids) == text
 
 
+@pytest.mark.both_modes
 def test_published_vocabulary_round_trips_text_with_lone_surrogates(published):
     _, ours, _, _ = published
 
@@ -306,6 +309,7 @@ def test_trained_vocabulary_exported_to_tiktoken_gives_our_ids_on_the_python_doc
     assert trained_in_tiktoken.decode(trained_docs_ids) == docs
 
 
+@pytest.mark.both_modes
 def test_trained_vocabulary_exported_to_tiktoken_gives_our_ids_on_any_unicode_text(trained, trained_in_tiktoken):
     @settings(max_examples=EXAMPLES)
     @given(text=unicode_text)
@@ -322,6 +326,7 @@ def test_trained_vocabulary_exported_to_hf_gives_our_ids_on_the_python_docs(trai
     assert trained_in_hf.decode(trained_in_hf.encode(head, add_special_tokens=False).ids) == head
 
 
+@pytest.mark.both_modes
 def test_trained_vocabulary_exported_to_hf_gives_our_ids_on_any_unicode_text(trained, trained_in_hf):
     @settings(max_examples=EXAMPLES)
     @given(text=unicode_text)
@@ -548,6 +553,7 @@ def test_hf_trained_vocabulary_imported_gives_hfs_ids_with_special_tokens_in_the
     )
 
 
+@pytest.mark.both_modes
 def test_hf_trained_vocabulary_imported_gives_hfs_ids_on_any_unicode_text(hf_imported):
     _, hf, ours, _ = hf_imported
 
@@ -644,6 +650,7 @@ NORMALIZABLE = st.characters(
 )
 
 
+@pytest.mark.both_modes
 @pytest.mark.parametrize("normalizer", ["NFC", "NFD", "NFKC", "NFKD", "Lowercase"])
 def test_hf_normalizer_is_reproduced_on_the_docs_and_on_text_it_changes(normalizer, docs_text, tmp_path):
     hf, ours = hf_normalized_bpe(normalizer, docs_text[:200_000], tmp_path / "tokenizer.json")
@@ -787,6 +794,7 @@ tie_heavy_text = st.lists(st.sampled_from(list("abcab  \n'sé中😀1") + ["ab",
 )
 
 
+@pytest.mark.both_modes
 def test_tie_break_hf_learns_hfs_merges_on_small_corpora(tmp_path):
     path = tmp_path / "corpus.txt"
 

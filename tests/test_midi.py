@@ -379,6 +379,7 @@ note_messages = st.lists(
 )
 
 
+@pytest.mark.both_modes
 @settings(max_examples=150)
 @given(st.lists(note_messages, min_size=1, max_size=3), st.booleans())
 def test_reader_notes_equal_the_independent_reading(
@@ -709,6 +710,7 @@ def test_a_split_that_is_not_one_of_the_names_is_an_error_naming_them(split: Any
 EVENT_KINDS = ("Bar", "TimeSig", "Position", "Tempo", "note", "note", "note", "any")
 
 
+@pytest.mark.both_modes
 @settings(max_examples=100)
 @given(
     st.lists(

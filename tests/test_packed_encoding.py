@@ -220,7 +220,7 @@ def docs_tokenizers(docs_slice_path) -> dict[str, bpe_core.Tokenizer]:
 
 def chunk_by_chunk(tokenizer: bpe_core.Tokenizer, text: str) -> list[int]:
     """Split, then each chunk's UTF-8 bytes through the engine: the ids the packed loop must give."""
-    encoder = engine.Encoder(tokenizer.alphabet_size, tokenizer.spec.merges)
+    encoder = engine.Encoder(tokenizer.alphabet_size, tokenizer.spec.internal_merges)
     return [
         token
         for chunk in tokenizer.pretokenizer.split(text)
@@ -368,7 +368,7 @@ def dna_tokenizers() -> list[bpe_core.Tokenizer]:
 
 
 def dna_chunk_by_chunk(tokenizer: bpe_core.Tokenizer, sequence: str) -> list[int]:
-    encoder = engine.Encoder(tokenizer.alphabet_size, tokenizer.spec.merges)
+    encoder = engine.Encoder(tokenizer.alphabet_size, tokenizer.spec.internal_merges)
     pretokenizer = tokenizer.pretokenizer
     return [
         token for chunk in pretokenizer.split(sequence) for token in encoder.encode_symbols(pretokenizer.symbols(chunk))

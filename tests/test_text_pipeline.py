@@ -218,6 +218,7 @@ def test_decode_encode_is_identity_on_every_script(docs_tokenizers, name, text):
     assert tokenizer.decode(tokenizer.encode(text)) == text
 
 
+@pytest.mark.both_modes
 @pytest.mark.parametrize("name", REGEX_PRETOKENIZERS)
 def test_decode_encode_is_identity_for_any_string(docs_tokenizers, name):
     tokenizer = docs_tokenizers[name]
@@ -313,6 +314,7 @@ def streamed(text, cut_points):
     return StreamedText("<test>", lambda: iter(blocks))
 
 
+@pytest.mark.both_modes
 @pytest.mark.parametrize("name", [*REGEX_PRETOKENIZERS, "whitespace"])
 def test_streamed_pieces_split_exactly_like_the_whole_text(name):
     splitter = pretokenizer(name)
@@ -342,6 +344,7 @@ def streamed_special_tokenizer(docs_slice_path):
     return bpe_core.train(config, [str(docs_slice_path)], workers=1)
 
 
+@pytest.mark.both_modes
 def test_streamed_text_never_cuts_through_a_special_token(streamed_special_tokenizer):
     """Streaming cuts after a letter before a non-letter, which falls inside `<|endoftext|>`; the
     tokenizer's cut keeps special tokens whole, also across blocks and at a block's end."""
@@ -370,6 +373,7 @@ def test_streamed_text_never_cuts_through_a_special_token(streamed_special_token
     check()
 
 
+@pytest.mark.both_modes
 @pytest.mark.parametrize("name", REGEX_PRETOKENIZERS)
 def test_a_safe_cut_keeps_every_chunk_whatever_text_follows(name):
     """The cut rule (a letter then a non-letter, non-mark, non-apostrophe; or a letter after a
@@ -400,6 +404,7 @@ def whole_text_cut(text: str) -> int:
     return max(line.end() - 1 if line is not None else 0, letter.start() + 1 if letter is not None else 0)
 
 
+@pytest.mark.both_modes
 def test_the_safe_cut_is_the_latest_cut_of_either_rule_on_the_docs_and_any_text(docs_text):
     splitter = pretokenizer("gpt2")
     for start in range(0, len(docs_text), 65521):

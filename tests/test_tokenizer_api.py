@@ -188,6 +188,7 @@ def test_decode_renders_special_tokens_as_their_text(either: bpe_core.Tokenizer)
     assert either.token_symbols(either.special_ids[PAD]) == (PAD,)
 
 
+@pytest.mark.both_modes
 @given(text=untrusted_text)
 def test_untrusted_text_never_yields_a_special_id(either: bpe_core.Tokenizer, text: str) -> None:
     ids = either.encode_ordinary(text)
@@ -196,6 +197,7 @@ def test_untrusted_text_never_yields_a_special_id(either: bpe_core.Tokenizer, te
     assert either.decode(ids) == text
 
 
+@pytest.mark.both_modes
 @given(text=untrusted_text)
 def test_allowed_special_yields_one_special_id_per_occurrence(either: bpe_core.Tokenizer, text: str) -> None:
     ids = either.encode(text, allowed_special="all")
@@ -496,6 +498,7 @@ def test_decode_stream_renders_special_tokens(either: bpe_core.Tokenizer) -> Non
     assert "".join(stream_pieces(either, ids)) == "日本" + EOT
 
 
+@pytest.mark.both_modes
 @given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\ufffd")))
 def test_decode_stream_never_yields_a_partial_character(tokenizer: bpe_core.Tokenizer, text: str) -> None:
     pieces = stream_pieces(tokenizer, tokenizer.encode_ordinary(text))

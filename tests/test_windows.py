@@ -346,6 +346,7 @@ def reference_windows(length: int, marks: list[set[int]], limit: int) -> tuple[l
     return spans, kinds
 
 
+@pytest.mark.both_modes
 @settings(max_examples=300, deadline=None)
 @given(
     length=st.integers(0, 300),
