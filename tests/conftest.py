@@ -4,9 +4,9 @@ Where the data is (beside the project, never inside it) is said once, in helpers
 missing data file is a test failure, not a skip. The suite tests the installed package
 (compiled, or pure with BPE_CORE_PURE=1), never the source tree; see test_build.py.
 
-The whole suite runs compiled. The pure run exists to prove compiled == pure, so with
-BPE_CORE_PURE=1 it runs what exercises compiled code: tests marked `both_modes` (the engine and
-kernel tests, one end-to-end test per domain) and every property test (hypothesis).
+Which tests the pure run repeats is said by a marker, not decided here: `make test-pure` runs
+`pytest -m both_modes` with BPE_CORE_PURE=1 (see the markers in pyproject.toml);
+test_suite_rules.py checks that every property test carries the marker.
 """
 
 import gzip
@@ -28,20 +28,6 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "bpe"))
 
 NUCLEOTIDE_IDS = {"A": 0, "C": 1, "G": 2, "T": 3}
-
-
-def runs_in_pure_mode(item: pytest.Item) -> bool:
-    """Marked both_modes, or a property test: what the pure run must repeat."""
-    function = getattr(item, "function", None)
-    return item.get_closest_marker("both_modes") is not None or bool(getattr(function, "is_hypothesis_test", False))
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if os.environ.get("BPE_CORE_PURE") != "1":
-        return
-    kept = [item for item in items if runs_in_pure_mode(item)]
-    config.hook.pytest_deselected(items=[item for item in items if not runs_in_pure_mode(item)])
-    items[:] = kept
 
 
 @pytest.fixture(scope="session")

@@ -1,8 +1,9 @@
 """The build under test: the installed package (not the source tree), in the mode the run asks for,
 and compiled and pure engines giving identical results.
 
-`make test` runs the suite twice: with BPE_CORE_EXPECT_COMPILED=1 (the mypyc build must really be
-in use) and with BPE_CORE_PURE=1 (the engine's .py sources must be).
+`make test` runs the whole suite with BPE_CORE_EXPECT_COMPILED=1 (the mypyc build must really be
+in use), then the tests marked both_modes, these among them, with BPE_CORE_PURE=1 (the engine's
+.py sources must be).
 """
 
 import json
