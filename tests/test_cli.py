@@ -14,15 +14,13 @@ import struct
 from pathlib import Path
 
 import pytest
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
 from helpers.framework import (
     EOT,
-    assert_clean_error,
-    assert_ok,
     docs_text,
     gpt2_byte_characters,
     multilingual_excerpt,
     non_ascii_paragraphs,
-    run_bpe,
     stray_temporary_files,
     training_text,
 )
@@ -165,7 +163,7 @@ def test_train_without_output_option_writes_the_configs_output_file(workdir: Pat
     result = run_bpe("train", "gpt2-style.yaml", workdir / "docs.txt", cwd=tmp_path)
     assert_ok(result)
     assert bpe_core.load(tmp_path / "text-gpt2-32k.json").vocab_size == 300
-    assert "text-gpt2-32k.json" in result.stderr.decode()
+    assert "text-gpt2-32k.json" in result.stderr
 
 
 def test_train_reads_config_input_paths_relative_to_the_config_file(workdir: Path, tmp_path: Path) -> None:
@@ -230,7 +228,7 @@ def test_decode_reads_ids_from_standard_input(gpt2_tokenizer: Path, workdir: Pat
     ids = assert_ok(run_bpe("encode", "-t", gpt2_tokenizer, "document.txt", cwd=workdir))
     result = run_bpe("decode", "-t", gpt2_tokenizer, "-", cwd=workdir, stdin=ids.encode())
     assert_ok(result)
-    assert result.stdout == (workdir / "document.txt").read_bytes()
+    assert result.output == (workdir / "document.txt").read_bytes()
 
 
 def test_encode_reads_a_document_from_standard_input(gpt2_tokenizer: Path, workdir: Path) -> None:
@@ -257,8 +255,8 @@ def test_encode_bin_is_little_endian_ids_of_all_documents_concatenated(
     result = run_bpe("encode", "-t", gpt2_tokenizer, *names, "--format", "bin", "--dtype", dtype, cwd=workdir)
     assert_ok(result, binary=True)
     width = struct.calcsize("<" + code)
-    assert len(result.stdout) % width == 0
-    assert list(struct.unpack(f"<{len(result.stdout) // width}{code}", result.stdout)) == [
+    assert len(result.output) % width == 0
+    assert list(struct.unpack(f"<{len(result.output) // width}{code}", result.output)) == [
         token for line in lines for token in line
     ]
 
@@ -284,7 +282,7 @@ def test_encode_bin_to_file_decodes_back_with_decode_format_bin(
     )
     result = run_bpe("decode", "-t", gpt2_tokenizer, data, "--format", "bin", "--dtype", "uint32", cwd=tmp_path)
     assert_ok(result)
-    assert result.stdout == (workdir / "document.txt").read_bytes()
+    assert result.output == (workdir / "document.txt").read_bytes()
 
 
 def test_encode_eos_appends_the_special_id_after_each_document(gpt2_tokenizer: Path, workdir: Path) -> None:
@@ -295,7 +293,7 @@ def test_encode_eos_appends_the_special_id_after_each_document(gpt2_tokenizer: P
     assert with_eos == [line + [eos_id] for line in plain]
     result = run_bpe("encode", "-t", gpt2_tokenizer, *names, "--eos", EOT, "--format", "bin", cwd=workdir)
     assert_ok(result, binary=True)
-    binary = result.stdout
+    binary = result.output
     assert list(struct.unpack(f"<{len(binary) // 2}H", binary)) == [token for line in with_eos for token in line]
 
 
@@ -636,7 +634,7 @@ def test_encode_bin_uint32_accepts_vocabulary_over_65536(huge_tokenizer: Path, w
         "encode", "-t", huge_tokenizer, "paragraph-0.txt", "--format", "bin", "--dtype", "uint32", cwd=workdir
     )
     assert_ok(result, binary=True)
-    ids = list(struct.unpack(f"<{len(result.stdout) // 4}I", result.stdout))
+    ids = list(struct.unpack(f"<{len(result.output) // 4}I", result.output))
     assert bpe_core.load(huge_tokenizer).decode(ids) == (workdir / "paragraph-0.txt").read_bytes().decode("utf-8")
 
 
@@ -652,7 +650,7 @@ def test_encode_bin_uint16_accepts_vocabulary_of_exactly_65536(workdir: Path, tm
         "encode", "-t", tokenizer, workdir / "paragraph-0.txt", "--format", "bin", "--dtype", "uint16", cwd=tmp_path
     )
     assert_ok(result, binary=True)
-    ids = list(struct.unpack(f"<{len(result.stdout) // 2}H", result.stdout))
+    ids = list(struct.unpack(f"<{len(result.output) // 2}H", result.output))
     assert bpe_core.load(tokenizer).decode(ids) == (workdir / "paragraph-0.txt").read_bytes().decode("utf-8")
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import tiktoken
-from helpers.cli_runner import BPE, assert_fails_cleanly, assert_ok, bpe_env, run_bpe_bounded, snapshot
+from helpers.cli_runner import BPE, BpeRun, assert_fails_cleanly, assert_ok, bpe_env, run_bpe_bounded, snapshot
 from helpers.framework import training_text
 from helpers.midi import REMI_BPE_CONFIG, pop909_paths
 from helpers.paths import CONFIGS_DIR, DOCS_PATH, LAMBDA_PATH
@@ -232,7 +232,7 @@ def test_an_output_that_is_a_fifo_is_written_in_place_not_replaced(scratch: Path
     assert fifo.is_fifo()
 
 
-def _encode_shards(scratch: Path, *names: str) -> subprocess.CompletedProcess[str]:
+def _encode_shards(scratch: Path, *names: str) -> BpeRun:
     return run_bpe_bounded("encode", "-t", "text.json", *names, "--format", "bin", "-o", "shards/", "-q", cwd=scratch)
 
 

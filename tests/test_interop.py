@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 import tiktoken
-from helpers.framework import assert_clean_error, assert_ok, run_bpe
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
 from helpers.interop import (
     PUBLISHED_SPECIAL_TOKENS,
     PURE,

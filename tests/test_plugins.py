@@ -20,15 +20,9 @@ from pathlib import Path
 
 import pluggy
 import pytest
+from helpers.cli_runner import assert_clean_error, assert_ok, bpe_env, run_bpe
 from helpers.dna import single_sequence
-from helpers.framework import (
-    assert_clean_error,
-    assert_ok,
-    bpe_env,
-    run_bpe,
-    training_text,
-    translate,
-)
+from helpers.framework import training_text, translate
 from helpers.paths import EXAMPLES_DIR, LAMBDA_PATH
 
 import bpe_core

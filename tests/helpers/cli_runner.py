@@ -1,39 +1,77 @@
-"""Running the installed `bpe` command in tests, text mode, plainly or bounded in time and memory
-(for hostile inputs). The framework-layer tests run it in bytes with helpers.framework."""
+"""Running the installed `bpe` command in tests, plainly or bounded in time and memory (for hostile
+inputs), and the checks every CLI test makes of a run: it succeeded, or it failed with one clean
+`error:` line and changed no file.
+
+A run's stdout is kept as bytes (`BpeRun.output`: binary ids, decoded text byte for byte) and read
+as text on demand (`BpeRun.stdout`); stderr is text. Nothing is translated: a `\r\n` the command
+writes is a `\r\n` here.
+"""
 
 import os
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 BPE = Path(sys.executable).parent / "bpe"
 
 
-def bpe_env() -> dict[str, str]:
-    """This environment, so BPE_CORE_PURE carries over to the `bpe` subprocess."""
-    return dict(os.environ)
+@dataclass(frozen=True)
+class BpeRun:
+    """What one `bpe` run did: its exit status, its stdout as bytes, its stderr as text."""
+
+    returncode: int
+    output: bytes
+    stderr: str
+
+    @property
+    def stdout(self) -> str:
+        """stdout as UTF-8 text (for output that is text: ids, tokens, decoded documents, reports)."""
+        return self.output.decode("utf-8")
 
 
-def run_bpe(*args: object, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """Run the installed `bpe` console script (never the source tree: cwd is a temporary directory)."""
-    return subprocess.run(
+def bpe_env(**extra: str) -> dict[str, str]:
+    """The environment for `bpe` subprocesses: this one (so BPE_CORE_PURE carries over) plus `extra`."""
+    return {**os.environ, **extra}
+
+
+def _run(
+    args: tuple[object, ...],
+    cwd: Path,
+    stdin: bytes | None,
+    timeout: float,
+    env: dict[str, str],
+    before_exec: Callable[[], None] | None = None,
+) -> BpeRun:
+    completed = subprocess.run(
         [str(BPE), *map(str, args)],
         cwd=cwd,
+        input=stdin,
         capture_output=True,
-        text=True,
-        env=bpe_env(),
+        env=env,
         timeout=timeout,
         check=False,
+        preexec_fn=before_exec,
     )
+    return BpeRun(completed.returncode, completed.stdout, completed.stderr.decode("utf-8"))
 
 
-def assert_ok(result: subprocess.CompletedProcess[str]) -> str:
+def run_bpe(*args: object, cwd: Path, stdin: bytes | None = None, timeout: float = 600, **env: str) -> BpeRun:
+    """Run the installed `bpe` console script (never the source tree: cwd is a temporary directory),
+    with `env` added to this environment (PYTHONPATH for a plugin installed in a test directory)."""
+    return _run(args, cwd, stdin, timeout, bpe_env(**env))
+
+
+def assert_ok(result: BpeRun, binary: bool = False) -> str:
+    """The command succeeded with no traceback; returns its stdout as text (empty for binary output,
+    which `result.output` holds)."""
     assert result.returncode == 0, f"exit {result.returncode}, stderr:\n{result.stderr}"
     assert "Traceback" not in result.stderr
-    return result.stdout
+    return "" if binary else result.stdout
 
 
-def assert_clean_error(result: subprocess.CompletedProcess[str], *fragments: str) -> str:
+def assert_clean_error(result: BpeRun, *fragments: str) -> str:
     """Exit status 2, exactly one `error: ...` line on stderr holding each fragment, no traceback."""
     assert "Traceback" not in result.stderr, result.stderr
     assert result.returncode == 2, f"exit {result.returncode}, stderr:\n{result.stderr}"
@@ -52,25 +90,15 @@ def _limit_memory(megabytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def run_bpe_bounded(
-    *args: object, cwd: Path, timeout: float = 60, memory_mb: int = 2048
-) -> subprocess.CompletedProcess[str]:
+def run_bpe_bounded(*args: object, cwd: Path, timeout: float = 60, memory_mb: int = 2048) -> BpeRun:
     """Run `bpe` with its time and address space bounded: for hostile inputs that could hang or explode.
 
     A run that exceeds `timeout` raises subprocess.TimeoutExpired (the test fails naming the case).
     """
-    return subprocess.run(
-        [str(BPE), *map(str, args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        # one malloc arena: each thread's arena reserves 64 MB of address space, which would make
-        # the bound depend on which threads happen to allocate (tqdm's monitor, pool feeders)
-        env={**bpe_env(), "MALLOC_ARENA_MAX": "1"},
-        timeout=timeout,
-        check=False,
-        preexec_fn=lambda: _limit_memory(memory_mb),
-    )
+    # one malloc arena: each thread's arena reserves 64 MB of address space, which would make
+    # the bound depend on which threads happen to allocate (tqdm's monitor, pool feeders)
+    env = bpe_env(MALLOC_ARENA_MAX="1")
+    return _run(args, cwd, None, timeout, env, before_exec=lambda: _limit_memory(memory_mb))
 
 
 def snapshot(directory: Path) -> dict[str, bytes]:

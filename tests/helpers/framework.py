@@ -1,17 +1,15 @@
 """Helpers for the framework-layer tests (CLI, config, plugins, tokenizer API): slices of the
 shared real data, independent re-statements of published constants (GPT-2's byte characters, the
-standard genetic code; the split patterns are in helpers.patterns), and running the `bpe` command.
+standard genetic code; the split patterns are in helpers.patterns). The `bpe` command is run with
+helpers.cli_runner.
 
 Nothing here calls bpe_core: expected values in the tests must not come from the code under test.
 """
 
 import gzip
-import os
-import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-from helpers.cli_runner import BPE
 from helpers.paths import DOCS_PATH, require
 
 TRAINING_CHARS = 200_000
@@ -96,48 +94,6 @@ def paragraphs(text: str) -> list[str]:
 def translate(dna: str, frame: int) -> str:
     """The amino acids of `dna` read from `frame` (0, 1 or 2) with the standard genetic code."""
     return "".join(GENETIC_CODE[dna[index : index + 3]] for index in range(frame, len(dna) - 2, 3))
-
-
-def bpe_env(**extra: str) -> dict[str, str]:
-    """The environment for `bpe` subprocesses: this one (so BPE_CORE_PURE carries over) plus `extra`."""
-    env = dict(os.environ)
-    env.update(extra)
-    return env
-
-
-def run_bpe(
-    *args: str | os.PathLike[str], cwd: Path, stdin: bytes | None = None, **env: str
-) -> subprocess.CompletedProcess[bytes]:
-    """Run the installed `bpe` console script; stdout and stderr as bytes."""
-    return subprocess.run(
-        [str(BPE), *map(str, args)],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        env=bpe_env(**env),
-        timeout=120,
-    )
-
-
-def assert_ok(result: subprocess.CompletedProcess[bytes], binary: bool = False) -> str:
-    """The command succeeded; returns its stdout as text (empty for binary output)."""
-    stderr = result.stderr.decode("utf-8", "replace")
-    assert result.returncode == 0, f"exit {result.returncode}, stderr:\n{stderr}"
-    assert "Traceback" not in stderr
-    return "" if binary else result.stdout.decode("utf-8")
-
-
-def assert_clean_error(result: subprocess.CompletedProcess[bytes], *fragments: str) -> str:
-    """Exit status 2, one `error: ...` line on stderr holding each fragment, no traceback."""
-    stderr = result.stderr.decode("utf-8", "replace")
-    assert "Traceback" not in stderr, stderr
-    assert result.returncode == 2, f"exit {result.returncode}, stderr:\n{stderr}"
-    lines = stderr.splitlines()
-    assert len(lines) == 1, f"expected one line on stderr, got:\n{stderr}"
-    assert lines[0].startswith("error: "), lines[0]
-    for fragment in fragments:
-        assert fragment in lines[0], f"{fragment!r} not in {lines[0]!r}"
-    return lines[0]
 
 
 def stray_temporary_files(directory: Path) -> list[str]:
