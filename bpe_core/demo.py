@@ -17,7 +17,7 @@ def _heading(title: str) -> None:
 
 
 def _show_merges(tokenizer: Tokenizer, count: int) -> None:
-    merged = [tokenizer.alphabet_size + rank for rank in range(min(count, len(tokenizer.merges)))]
+    merged = tokenizer.merged_ids()[:count]
     print(f"first {len(merged)} merges:  " + "  ".join(repr(tokenizer.token_text(token)) for token in merged))
 
 

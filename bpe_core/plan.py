@@ -109,16 +109,16 @@ def check_base(plan: Plan, base: Tokenizer | None) -> None:
     mirror = symbol_mirror(plan.pretokenizer)
     if mirror is not None:
         try:
-            mirror_tokens(mirror, plan.alphabet_size, base.spec.merges)
+            mirror_tokens(mirror, plan.alphabet_size, base.spec.internal_merges)
         except ValueError as problem:
             raise BpeError(
                 f"{origin}: pretokenizer: {settings.pretokenizer.name!r} learns merges with their mirror partners, "
                 f"but the base tokenizer {base.name!r} was not trained so ({problem}); continue from a symmetric base"
             ) from None
-    if plan.num_merges < len(base.spec.merges):
+    if plan.num_merges < len(base.spec.internal_merges):
         raise BpeError(
             f"{origin}: trainer.vocab_size: {settings.trainer.vocab_size} gives {plan.num_merges} merges, fewer than "
-            f"the base tokenizer's {len(base.spec.merges)}; continue to a larger vocabulary (or trim the base)"
+            f"the base tokenizer's {len(base.spec.internal_merges)}; continue to a larger vocabulary (or trim the base)"
         )
 
 

@@ -50,13 +50,17 @@ class IdLayout:
 
 @dataclass(frozen=True)
 class TokenizerSpec:
-    """Everything a tokenizer is: its components by name, its merges (in internal ids: base
-    symbols 0..A-1, merge r creating A+r unless `merge_results` says otherwise), its special tokens
-    and ids, and where it came from."""
+    """Everything a tokenizer is: its components by name, its merges, its special tokens and ids,
+    and where it came from.
+
+    `internal_merges` are in the engine's internal ids (base symbols 0..A-1, merge r creating A+r
+    unless `merge_results` says otherwise), which the saved file keeps under "merges";
+    `Tokenizer.merges` gives the same merges in the tokenizer's own ids (`layout`), and the two
+    names differ because the ids do whenever special tokens come first or a vocabulary is imported."""
 
     name: str
     pretokenizer: ComponentConfig
-    merges: list[tuple[int, int]]
+    internal_merges: list[tuple[int, int]]
     normalizers: tuple[ComponentConfig, ...] = ()
     merge_counts: list[int] = field(default_factory=list)
     merge_results: list[int] | None = None  # the token each merge makes, when merges share results (imports)

@@ -83,7 +83,7 @@ def trim(
     if pad_to_multiple_of == 0:
         raise BpeError("pad_to_multiple_of: expected 1 or more, got 0")
     alphabet_size = tokenizer.alphabet_size
-    merges = tokenizer.spec.merges
+    merges = tokenizer.spec.internal_merges
     internal_count = alphabet_size + len(merges)
     external = tokenizer.layout.ids
     asked = list(drop)
@@ -169,7 +169,7 @@ def trim(
     trimmed = Tokenizer(
         replace(
             spec,
-            merges=new_merges,
+            internal_merges=new_merges,
             merge_counts=[spec.merge_counts[rank] for rank in kept] if spec.merge_counts else [],
             merge_results=None,
             token_usage=[usage[token] for token in range(internal_count) if new_internal[token] >= 0] if usage else [],
@@ -247,7 +247,7 @@ def _closed_mirror(tokenizer: Tokenizer) -> list[int] | None:
     reverse_complement: symmetric) and the vocabulary is closed under it, so trim keeps it closed;
     else None."""
     try:
-        return token_mirror(tokenizer.pretokenizer, tokenizer.alphabet_size, tokenizer.spec.merges)
+        return token_mirror(tokenizer.pretokenizer, tokenizer.alphabet_size, tokenizer.spec.internal_merges)
     except BpeError:
         return None  # not closed (a vocabulary trained without the mirror): nothing to keep
 
@@ -256,7 +256,7 @@ def _check_renumberable(tokenizer: Tokenizer) -> None:
     """A BpeError saying why when the tokens are not exactly base symbols plus one per merge."""
     spec, layout, alphabet_size = tokenizer.spec, tokenizer.layout, tokenizer.alphabet_size
     problems = []
-    fresh = list(range(alphabet_size, alphabet_size + len(spec.merges)))
+    fresh = list(range(alphabet_size, alphabet_size + len(spec.internal_merges)))
     if spec.merge_results is not None and spec.merge_results != fresh:
         problems.append("some merges make a token another merge already made")
     if layout.orphans:
@@ -286,7 +286,7 @@ def _made_counts(
     ):
         output.update(ids)
     alphabet_size = tokenizer.alphabet_size
-    merges = tokenizer.spec.merges
+    merges = tokenizer.spec.internal_merges
     made = [0] * (alphabet_size + len(merges))
     for internal, token in enumerate(tokenizer.layout.ids):
         made[internal] = output.get(token, 0)

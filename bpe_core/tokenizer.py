@@ -56,7 +56,9 @@ class Tokenizer:
         options = pretokenizer.decoder_options() if isinstance(pretokenizer, contract.ConfiguresDecoder) else {}
         self.decoder = components.decoder(pretokenizer.decoder, options)
         self.alphabet_size = len(self.alphabet)
-        self._encoder, self._decoder = make_codec(pretokenizer, self.alphabet_size, spec.merges, spec.merge_results)
+        self._encoder, self._decoder = make_codec(
+            pretokenizer, self.alphabet_size, spec.internal_merges, spec.merge_results
+        )
         internal_count = self.alphabet_size + self._encoder.token_count
         trained = IdLayout.trained(internal_count, spec.special_tokens, spec.special_position)
         layout = spec.layout or trained
@@ -103,7 +105,7 @@ class Tokenizer:
     def merges(self) -> list[tuple[int, int]]:
         """Merges in rank order, as (left id, right id) in this tokenizer's ids."""
         external = self.layout.ids
-        return [(external[left], external[right]) for left, right in self.spec.merges]
+        return [(external[left], external[right]) for left, right in self.spec.internal_merges]
 
     @property
     def vocab_size(self) -> int:
@@ -358,13 +360,13 @@ class Tokenizer:
 
     def merged_ids(self) -> list[int]:
         """The id each merge creates, in rank order."""
-        return [self.layout.ids[result] for result in self._encoder.merge_result]
+        return [self.layout.ids[result] for result in self._encoder.merge_results()]
 
     def most_used_tokens(self, count: int = 10) -> list[tuple[int, int]]:
         """(id, uses) of the merged tokens used most on the training data."""
         usage = self.spec.token_usage
         ranked = sorted(
-            ((self.layout.ids[token], usage[token]) for token in set(self._encoder.merge_result) if token < len(usage)),
+            ((self.layout.ids[token], usage[token]) for token in set(self._encoder.merge_results()) if token < len(usage)),
             key=lambda item: (-item[1], item[0]),
         )
         return ranked[:count]

@@ -72,7 +72,7 @@ def check_config(
     plan = make_plan(config, files, overrides)
     check_base(plan, base)
     settings = plan.settings
-    continued = f", continuing {base.name} ({len(base.spec.merges)} merges)" if base is not None else ""
+    continued = f", continuing {base.name} ({len(base.spec.internal_merges)} merges)" if base is not None else ""
     return (
         f"pretokenizer {settings.pretokenizer.name} ({plan.alphabet_size} base symbols), reader "
         f"{settings.input.reader}, "
@@ -329,9 +329,9 @@ def _train_from(
     )
     symbol_count = sum(map(operator.mul, map(len, chunk_symbols), weights))  # no Python frame per chunk
     del chunk_symbols
-    replayed = len(base.spec.merges) if base is not None else 0
+    replayed = len(base.spec.internal_merges) if base is not None else 0
     if base is not None:
-        trainer.replay(base.spec.merges)  # the base's merges stay, even those trainer.forbid forbids
+        trainer.replay(base.spec.internal_merges)  # the base's merges stay, even those trainer.forbid forbids
     forbid = settings.trainer.forbid
     veto = TokenVeto(forbid, pretokenizer.alphabet(), pretokenizer.byte_level, trainer.merges) if forbid else None
     with progress_bars.bar(progress, "merging", total=num_merges - replayed, unit="merge") as bar:
@@ -373,7 +373,7 @@ def _train_from(
         name=settings.name,
         pretokenizer=ComponentConfig(pretokenizer.name, pretokenizer.options()),
         normalizers=settings.normalizers,
-        merges=trainer.merges,
+        internal_merges=trainer.merges,
         merge_counts=trainer.merge_counts,
         token_usage=usage,
         special_tokens=settings.special_tokens.tokens,

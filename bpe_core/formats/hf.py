@@ -221,7 +221,7 @@ def read_spec(path: str) -> TokenizerSpec:
     return TokenizerSpec(
         name=name,
         pretokenizer=ComponentConfig(pretokenizer.name, pretokenizer.options()),
-        merges=merges,
+        internal_merges=merges,
         merge_results=results,
         special_tokens=tuple(added),
         layout=IdLayout(ids, added, orphans, whole_chunks),

@@ -198,7 +198,7 @@ def read_spec(path: str, pattern: str | None = None, special_tokens: dict[str, i
     return TokenizerSpec(
         name=name,
         pretokenizer=ComponentConfig(pretokenizer.name, pretokenizer.options()),
-        merges=merges,
+        internal_merges=merges,
         special_tokens=tuple(specials),
         layout=IdLayout(ids, specials, orphans, {bytes(symbols): token for token, symbols in orphans.items()}),
         config={"name": name, "pretokenizer": {"name": pattern if pattern in NAMED_PATTERNS else "regex"}},
