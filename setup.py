@@ -16,7 +16,9 @@ from setuptools.command.build_ext import build_ext
 from setuptools.errors import CCompilerError, CompileError, ExecError, LinkError, PlatformError
 
 # the engine, and plugins' kernel modules (never hook implementations)
-COMPILED = sorted(path for path in glob.glob("bpe_core/engine/*.py") if not path.endswith("__init__.py")) + [
+COMPILED = sorted(
+    path for path in glob.glob("bpe_core/engine/**/*.py", recursive=True) if not path.endswith("__init__.py")
+) + [
     "plugins/bpe_text/scanner.py",
     "plugins/bpe_text/counting.py",
     "plugins/bpe_text/encoding.py",

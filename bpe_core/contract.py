@@ -14,8 +14,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from bpe_core.engine.chunk_counts import ChunkCounts
-from bpe_core.engine.encoder import Encoder
+from bpe_core.engine import ChunkCounts, Encoder
 from bpe_core.errors import BpeError
 
 

@@ -42,7 +42,7 @@ class SourceFinder:
 
 def engine_is_compiled() -> bool:
     """Whether this bpe_core's engine has compiled modules beside its sources."""
-    engine = os.path.join(os.path.dirname(os.path.abspath(__file__)), "engine")
+    engine = os.path.join(os.path.dirname(os.path.abspath(__file__)), "engine", "encode")
     suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
     return any(name.startswith("encoder.") and name.endswith(suffixes) for name in os.listdir(engine))
 

@@ -14,8 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bpe_core.chunking import count_chunks, count_packed
-from bpe_core.engine import ChunkCounts
-from bpe_core.engine.chunk_counts import PADDING
+from bpe_core.engine import PADDING, ChunkCounts
 from bpe_core.plugins import registry
 from bpe_core.runners.local import claimed_map, shared_map
 from bpe_text.counting import count_text

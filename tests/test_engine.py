@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe_core import engine
-from bpe_core.engine import encoder as encoder_module
+from bpe_core.engine.encode import encoder as encoder_module
 
 pytestmark = pytest.mark.both_modes
 
@@ -374,12 +374,13 @@ def encoder_cases(draw):
 
 @settings(max_examples=300)
 @given(case=encoder_cases())
-def test_short_and_long_encoding_paths_agree_with_the_rank_order_reference(case):
+def test_every_merge_loop_agrees_with_the_rank_order_reference(case):
+    # the kernel scans chunks shorter than HEAP_CHUNK and uses its heap on longer ones; fresh
+    # merges given as lists go to the bucket encoder
     alphabet_size, merges, symbols = case
     encoder = engine.Encoder(alphabet_size, merges)
     expected = encode_reference(alphabet_size, merges, symbols)
-    assert encoder._encode_short(symbols) == expected
-    assert encoder._encode_long(symbols) == expected
+    assert encoder.kernel.encode_list(symbols) == expected
     assert encoder.encode_symbols(symbols) == expected
 
 
@@ -414,8 +415,7 @@ def test_encoder_merges_a_run_from_the_left_on_both_paths():
     encoder = engine.Encoder(2, [(0, 0)])
     for length in (3, 5, LONG_CHUNK + 1, 3 * LONG_CHUNK + 1):
         assert encoder.encode_symbols([0] * length) == [2] * (length // 2) + [0]
-        assert encoder._encode_short([0] * length) == [2] * (length // 2) + [0]
-        assert encoder._encode_long([0] * length) == [2] * (length // 2) + [0]
+        assert encoder.kernel.encode_list([0] * length) == [2] * (length // 2) + [0]
 
 
 def test_encoder_leaves_empty_and_single_symbol_chunks_alone():

@@ -25,11 +25,10 @@ from hypothesis import strategies as st
 import bpe_core
 from bpe_core import contract, engine
 from bpe_core.config import ComponentConfig
-from bpe_core.engine import encoder as encoder_module
-from bpe_core.engine import short_encoder
-from bpe_core.engine.chunk_counts import PADDING
-from bpe_core.engine.range_cache import RangeCache
-from bpe_core.engine.short_encoder import ShortEncoder
+from bpe_core.engine import PADDING
+from bpe_core.engine.encode import encoder as encoder_module
+from bpe_core.engine.encode import units as units_module
+from bpe_core.engine.encode.range_cache import RangeCache
 from bpe_core.plugins import registry
 from bpe_text.encoding import wide_runs
 
@@ -105,58 +104,67 @@ def test_encode_range_gives_the_ids_of_encode_symbols_through_any_cache(case, ca
         assert ids == expected
 
 
+def unit_encoder(alphabet_size: int, merges: list[tuple[int, int]], roles: bytes = b"") -> engine.Encoder:
+    """An encoder of merges made in order, reading units of these roles."""
+    encoder = engine.Encoder(alphabet_size, merges)
+    encoder.set_units(roles)
+    return encoder
+
+
+def uncached(encoder: engine.Encoder, chunk: list[int]) -> list[int]:
+    return encoder.encode_uncached(bytes(chunk) + PADDING, 0, len(chunk))
+
+
 @settings(max_examples=300)
 @given(case=packed_cases())
-def test_short_encoder_applies_merges_like_the_rank_order_reference(case):
+def test_byte_ranges_merge_like_the_rank_order_reference(case):
     alphabet_size, merges, _, _, chunks = case
-    short = ShortEncoder(alphabet_size, merges, [alphabet_size + rank for rank in range(len(merges))], [])
+    encoder = unit_encoder(alphabet_size, merges)
     for chunk in chunks:
-        assert short.encode(bytes(chunk) + b"\xff", 0, len(chunk)) == encode_reference(alphabet_size, merges, chunk)
+        assert uncached(encoder, chunk) == encode_reference(alphabet_size, merges, chunk)
 
 
 @settings(max_examples=500)
 @given(case=packed_cases(), roles=st.lists(st.sampled_from([0, 1, 2]), min_size=256, max_size=256))
-def test_short_encoder_reading_sealed_units_as_tokens_gives_the_reference_ids(case, roles):
+def test_reading_sealed_units_as_tokens_gives_the_reference_ids(case, roles):
     """Any merges made in order, any roles of the symbols in units (plain, continues, starts):
     a unit read as one token changes no id."""
     alphabet_size, merges, _, _, chunks = case
-    results = [alphabet_size + rank for rank in range(len(merges))]
-    short = ShortEncoder(alphabet_size, merges, results, [], roles=bytes(roles))
+    encoder = unit_encoder(alphabet_size, merges, bytes(roles) if alphabet_size == 256 else b"")
     for chunk in chunks:
-        assert short.encode(bytes(chunk), 0, len(chunk)) == encode_reference(alphabet_size, merges, chunk)
+        assert uncached(encoder, chunk) == encode_reference(alphabet_size, merges, chunk)
 
 
-def test_short_encoder_reads_a_sealed_unit_as_one_token_and_leaves_an_open_one_as_symbols():
+def test_a_sealed_unit_is_read_as_one_token_and_an_open_one_as_symbols():
     """Symbol 1 starts a unit, 2 and 3 continue one. With merges (1, 2) then (0, 1), the unit 1 2
     becomes 256 first (rank 0) and no merge at rank 0 or below can take its 1: it is sealed. With
     (0, 1) first, a 0 before it takes the 1 (0 1 2 ends as 256 2): it is not sealed after a plain
     symbol, and is after a 3 (no merge takes a 1 after a symbol that continues a unit)."""
     roles = bytes(2 if symbol == 1 else 1 if symbol in (2, 3) else 0 for symbol in range(256))
-    sealed = ShortEncoder(256, [(1, 2), (0, 1)], [256, 257], [], roles=roles)
-    assert sealed.encode(bytes([0, 1, 2]), 0, 3) == [0, 256]
-    assert sealed.units.count == 1 and list(sealed.units.values).count(256) == 1
-    open_unit = ShortEncoder(256, [(0, 1), (1, 2)], [256, 257], [], roles=roles)
-    assert open_unit.encode(bytes([0, 1, 2]), 0, 3) == [256, 2] == encode_reference(256, [(0, 1), (1, 2)], [0, 1, 2])
-    assert open_unit.units.count == 1 and 257 not in list(open_unit.units.values)
-    assert open_unit.encode(bytes([3, 1, 2]), 0, 3) == [3, 257]
-    assert open_unit.units.count == 2 and list(open_unit.units.values).count(257) == 1
+    sealed = unit_encoder(256, [(1, 2), (0, 1)], roles)
+    assert uncached(sealed, [0, 1, 2]) == [0, 256]
+    assert sealed.units is not None and sealed.units.units_sealed == 1
+    open_unit = unit_encoder(256, [(0, 1), (1, 2)], roles)
+    assert uncached(open_unit, [0, 1, 2]) == [256, 2] == encode_reference(256, [(0, 1), (1, 2)], [0, 1, 2])
+    assert open_unit.units is not None and open_unit.units.units_sealed == 0
+    assert uncached(open_unit, [3, 1, 2]) == [3, 257]
+    assert open_unit.units.units_sealed == 1
 
 
-def test_short_encoder_stops_reading_units_when_few_of_them_are_sealed():
+def test_units_stop_being_read_when_few_of_them_are_sealed():
     """Units 1 2 and 1 3: merge (1, 2) seals the first, nothing makes the second one token. After
     a round of units of which fewer than a quarter were sealed, chunks are read symbol by symbol,
     with the same ids; while enough are sealed, units stay on."""
     roles = bytes(2 if symbol == 1 else 1 if symbol in (2, 3) else 0 for symbol in range(256))
     merges = [(1, 2), (0, 256)]
-    chunks = [[0, 1, 3, 0, 1, 2, 1, 3, 1, 3, 1, 3]] * (short_encoder.TRIAL // 5 + 1)
-    mostly_open = ShortEncoder(256, merges, [256, 257], [], roles=roles)
-    for chunk in chunks:
-        assert mostly_open.encode(bytes(chunk), 0, len(chunk)) == encode_reference(256, merges, chunk)
-    assert mostly_open.first_start == 256
-    mostly_sealed = ShortEncoder(256, merges, [256, 257], [], roles=roles)
-    for chunk in [[1, 2, 0, 1, 2, 1, 3]] * (short_encoder.TRIAL // 3 + 1):
-        assert mostly_sealed.encode(bytes(chunk), 0, len(chunk)) == encode_reference(256, merges, chunk)
-    assert mostly_sealed.first_start == 1
+    mostly_open = unit_encoder(256, merges, roles)
+    for chunk in [[0, 1, 3, 0, 1, 2, 1, 3, 1, 3, 1, 3]] * (units_module.TRIAL // 5 + 1):
+        assert uncached(mostly_open, chunk) == encode_reference(256, merges, chunk)
+    assert mostly_open.units is not None and mostly_open.units.first_start == 256
+    mostly_sealed = unit_encoder(256, merges, roles)
+    for chunk in [[1, 2, 0, 1, 2, 1, 3]] * (units_module.TRIAL // 3 + 1):
+        assert uncached(mostly_sealed, chunk) == encode_reference(256, merges, chunk)
+    assert mostly_sealed.units is not None and mostly_sealed.units.first_start == 1
 
 
 def test_chunks_from_the_short_encoder_length_on_take_the_heap_path_with_the_same_ids():
@@ -320,10 +328,10 @@ def test_vocabularies_trained_on_english_stop_reading_japanese_characters_as_uni
     text = gzip.open(require(BENCHMARK_TEXTS[0]), "rt", encoding="utf-8").read()[:100_000]
     for trained in docs_tokenizers.values():
         tokenizer = bpe_core.Tokenizer(trained.spec)  # its own encoder, units on
-        short = tokenizer._encoder.short_encoder
-        assert short is not None and short.first_start == 0xE0
+        units = tokenizer._encoder.units
+        assert units is not None and units.first_start == 0xE0
         assert tokenizer.encode_ordinary(text) == chunk_by_chunk(tokenizer, text)
-        assert tokenizer._encoder.short_encoder is short and short.first_start == 256
+        assert tokenizer._encoder.units is units and units.first_start == 256
 
 
 WIDTH_RUNS = regex.compile(r"[\x80-\u07ff]+|[\u0800-\uffff]+|[\U00010000-\U0010ffff]+")

@@ -21,7 +21,7 @@ import bpe_text.readers
 from bpe_core import engine
 from bpe_core.chunking import count_chunks, pieces
 from bpe_core.contract import StreamedText
-from bpe_core.engine.encoder import LONG_CHUNK
+from bpe_core.engine.encode.encoder import LONG_CHUNK
 from bpe_core.plugins import registry
 from bpe_text.pretokenizers import _CUT_AFTER_LETTER, _CUT_BEFORE_LETTER
 

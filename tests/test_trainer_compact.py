@@ -9,7 +9,8 @@ from helpers.reference import train_reference
 
 import bpe_core
 from bpe_core import engine
-from bpe_core.engine import pairs
+from bpe_core.engine.train import pairs
+from bpe_core.engine.train import trainer as trainer_module
 
 pytestmark = pytest.mark.both_modes
 
@@ -51,7 +52,7 @@ def test_one_shared_weight_and_weights_per_position_learn_the_same(ecoli_genome)
     shared = engine.Trainer(4, [first, second, b"\x01"], [2, 2, 7], 4 + 200)
     # the same counts with weights 1 and 2 (kept per position)
     mixed = engine.Trainer(4, [first, first, second, b"\x01"], [1, 1, 2, 7], 4 + 200)
-    assert shared.stride == engine.trainer.UNIFORM_STRIDE and mixed.stride == engine.trainer.WEIGHED_STRIDE
+    assert shared.stride == trainer_module.UNIFORM_STRIDE and mixed.stride == trainer_module.WEIGHED_STRIDE
     shared.run(200)
     mixed.run(200)
     assert shared.merges == mixed.merges and shared.merge_counts == mixed.merge_counts
@@ -93,7 +94,7 @@ def test_each_chain_holds_exactly_the_positions_where_its_pair_starts(ecoli_geno
 def test_too_many_positions_are_refused_before_any_is_stored():
     class Huge:
         def __len__(self) -> int:
-            return engine.trainer.MAX_POSITIONS + 1
+            return trainer_module.MAX_POSITIONS + 1
 
         def __getitem__(self, index: int) -> int:
             raise AssertionError("never read")

@@ -8,26 +8,34 @@ import sys
 from collections.abc import Callable, Sequence
 
 from bpe_core.engine.alphabet import Alphabet
-from bpe_core.engine.chunk_counts import ChunkCounts
-from bpe_core.engine.encoder import Decoder, Encoder
-from bpe_core.engine.mirror import mirror_tokens
-from bpe_core.engine.short_encoder import recover_merges
-from bpe_core.engine.trainer import TIE_HF, TIE_LARGEST, TIE_RULES, TIE_SMALLEST, Trainer
+from bpe_core.engine.decoder import Decoder
+from bpe_core.engine.encode.encoder import Encoder
+from bpe_core.engine.encode.recover import recover_merges
+from bpe_core.engine.encode.unit_sides import CONTINUES, PLAIN, STARTS
+from bpe_core.engine.train.chunk_counts import PADDING, ChunkCounts
+from bpe_core.engine.train.mirror import mirror_tokens
+from bpe_core.engine.train.trainer import TIE_HF, TIE_LARGEST, TIE_RULES, TIE_SMALLEST, Trainer
 
+# the compiled modules (all but the packages' __init__), by their names under bpe_core.engine
 ENGINE_MODULES = (
     "alphabet",
-    "chunk_counts",
-    "encoder",
+    "decoder",
     "heap",
-    "int_table",
-    "joined_windows",
-    "long_encoder",
-    "mirror",
-    "pairs",
-    "range_cache",
-    "short_encoder",
-    "trainer",
-    "unit_sides",
+    "tables",
+    "encode.buckets",
+    "encode.encoder",
+    "encode.kernel",
+    "encode.pair_ranks",
+    "encode.range_cache",
+    "encode.recover",
+    "encode.unit_sides",
+    "encode.units",
+    "encode.windows",
+    "train.chunk_counts",
+    "train.mirror",
+    "train.pair_heap",
+    "train.pairs",
+    "train.trainer",
 )
 
 
@@ -63,6 +71,10 @@ def is_compiled() -> bool:
 
 
 __all__ = [
+    "CONTINUES",
+    "PADDING",
+    "PLAIN",
+    "STARTS",
     "Alphabet",
     "ChunkCounts",
     "Decoder",

@@ -16,7 +16,7 @@ from typing import Any
 
 from bpe_core.contract import TokenDrawing, check_options
 from bpe_core.engine import Encoder
-from bpe_core.engine.chunk_counts import PADDING
+from bpe_core.engine import PADDING
 from bpe_core.errors import BpeError
 from bpe_dna import drawing
 from bpe_dna.readers import Record

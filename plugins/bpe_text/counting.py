@@ -8,7 +8,7 @@ A mypyc kernel like the scanner: no pluggy, no `regex`, no I/O. It counts what
 
 from mypy_extensions import i64
 
-from bpe_core.engine.chunk_counts import PADDING, ChunkCounts
+from bpe_core.engine import PADDING, ChunkCounts
 from bpe_text.encoding import ByteOffsets
 from bpe_text.scanner import Scanner
 

@@ -13,9 +13,9 @@ from librt.strings import read_i64_le
 from librt.vecs import append, vec
 from mypy_extensions import i64
 
-from bpe_core.engine.chunk_counts import PADDING
-from bpe_core.engine.encoder import Encoder
-from bpe_core.engine.short_encoder import CONTINUES, PLAIN, STARTS
+from bpe_core.engine import PADDING
+from bpe_core.engine import Encoder
+from bpe_core.engine import CONTINUES, PLAIN, STARTS
 from bpe_text.scanner import Scanner
 
 # the high bit of each byte of a word: a word of ASCII has none of them set

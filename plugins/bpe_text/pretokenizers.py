@@ -13,7 +13,7 @@ import regex
 
 from bpe_core.contract import check_options
 from bpe_core.engine import ChunkCounts, Encoder
-from bpe_core.engine.chunk_counts import PADDING
+from bpe_core.engine import PADDING
 from bpe_core.errors import BpeError
 from bpe_text.classes import case_folds, class_table
 from bpe_text.counting import count_text

@@ -10,7 +10,7 @@ line. The ids of all cached chunks are one list, so caching makes no object the 
 collector must visit. The cache is emptied whole when it holds `size` chunks, which bounds its
 memory.
 
-Buffers must have 8 readable bytes past every range (callers pad with `chunk_counts.PADDING`).
+Buffers must have 8 readable bytes past every range (callers pad with 8 bytes).
 It does no encoding and knows nothing of text.
 """
 
@@ -20,7 +20,7 @@ from librt.strings import read_i64_le
 from librt.vecs import append, vec
 from mypy_extensions import i64
 
-from bpe_core.engine.chunk_counts import mix_word
+from bpe_core.engine.tables import mix_word
 
 EMPTY: Final[i64] = -1
 WORD: Final[i64] = 8

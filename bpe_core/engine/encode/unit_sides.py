@@ -1,5 +1,5 @@
 """What can join the first or last token of a unit to a neighbour before the unit is whole, for
-the short encoder's units (see `short_encoder`). Such a token is a piece of a unit: a prefix (a
+the unit reader (see `units`). Such a token is a piece of a unit: a prefix (a
 symbol that starts a unit, then symbols that continue it) or a suffix (symbols that continue a
 unit). For each piece, the merges that take it (a prefix as their right, a suffix as their left)
 are kept in rank order with the edge symbol of the other token, as merges are added. Only merges
@@ -13,14 +13,16 @@ from typing import Final
 from librt.vecs import vec
 from mypy_extensions import i32, i64
 
-from bpe_core.engine.int_table import MISSING, IntTable
+from bpe_core.engine.tables import MISSING, NO_LIMIT, IntTable
 
 NO_EDGES: Final[i32] = -1
 PREFIX: Final[i64] = 1 << 16  # flags in `edges`
 SUFFIX: Final[i64] = 1 << 17
-NO_LIMIT: Final[i64] = 1 << 62
-STARTS: Final[i64] = 2  # the roles of `short_encoder`
+# a symbol's role in units (and its class, for sealing): a symbol of its own, one that continues a
+# unit, one that starts a unit
+PLAIN: Final[i64] = 0
 CONTINUES: Final[i64] = 1
+STARTS: Final[i64] = 2
 
 
 class UnitSides:

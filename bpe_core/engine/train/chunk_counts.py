@@ -21,6 +21,8 @@ from librt.strings import BytesWriter, read_i64_le, write_i64_le
 from librt.vecs import append, vec
 from mypy_extensions import i64
 
+from bpe_core.engine.tables import mix_word
+
 EMPTY: Final[i64] = -1
 PADDING: Final = b"\x00" * 8
 WORD: Final[i64] = 8
@@ -31,15 +33,6 @@ RECORD_HEADER: Final[i64] = 16
 SLOT: Final[i64] = 4
 HASH_BITS: Final[i64] = 0xFFFFFFFF
 LENGTH_BITS: Final[i64] = 31
-
-
-def mix_word(state: i64, word: i64) -> i64:
-    """One step of the key hash: `state` with the next word of a key mixed in."""
-    # fold to 31 bits before multiplying, so the product stays below 2**63 and pure Python (which
-    # never wraps) hashes exactly as compiled code
-    folded = (word ^ (word >> 32)) & 0xFFFFFFFF
-    mixed = ((state ^ folded) & 0x7FFFFFFF) * 2654435761
-    return mixed ^ (mixed >> 29)
 
 
 def _home(hashed: i64, mask: i64) -> i64:

@@ -1,26 +1,24 @@
-"""Rank-ordered BPE encoding of one chunk of any length (a 5 Mbp genome as one record) in time
-proportional to the merges it makes.
+"""Rank-ordered BPE encoding of one chunk of any length (a genome as one record) in time
+proportional to the merges it makes, for merges that each make a new id (`PairRanks.fresh`).
 
 The chunk becomes doubly linked positions (one unboxed i32 vec: each position's symbol, next and
-previous side by side, in one cache line); each rank has a bucket of the
-positions where its pair was created (blocks of a shared pool, so a bucket is read in runs
-and freed blocks are reused), and a min-heap holds the ranks whose bucket is not empty. Ranks
-are taken lowest first, and a merge creates only pairs of higher rank (merge r makes id
-alphabet_size + r), so each rank's bucket is complete when it is taken. An entry is checked
-against the symbols (a position never starts the same pair twice) instead of being deleted.
-Occurrences of a pair (x, x) overlap (`xxx`): a run of x is merged from its left end, as the
-heap encoder and Hugging Face do. With a mirror (`set_mirror`: an involution on the tokens, the
-merges in partner order) a merge and its partner are one step instead, so that a chunk's mirror
-image encodes as the mirror image of its encoding (see `set_mirror`). A pair -> rank lookup is an
-open-addressing table of integers, not a dict (a table by pair for base symbols).
+previous side by side, in one cache line); each rank has a bucket of the positions where its pair
+was created (blocks of a shared pool, so a bucket is read in runs and freed blocks are reused), and
+a min-heap holds the ranks whose bucket is not empty. Ranks are taken lowest first, and a merge
+creates only pairs of higher rank (merge r makes id alphabet_size + r), so each rank's bucket is
+complete when it is taken. An entry is checked against the symbols (a position never starts the
+same pair twice) instead of being deleted. Occurrences of a pair (x, x) overlap (`xxx`): a run of
+x is merged from its left end, as the kernel's loops and Hugging Face do, so the ids are theirs.
+With a mirror (`set_mirror`: an involution on the tokens, the merges in partner order) a merge and
+its partner are one step instead, so that a chunk's mirror image encodes as the mirror image of
+its encoding (see `set_mirror`).
 
 A chunk longer than a window (WINDOW symbols: its positions and buckets stay in the CPU's L2
 cache) is encoded window by window and joined where two overlapping windows agree, which is exact
-(`joined_windows` says why); a 4.6 Mbp genome encoded whole spent most of its time waiting for
-its 55 MB of positions, and windowed takes 2.5x less time.
+(`windows` says why).
 
-It requires merges that each create a new id (rank order is then creation order) and does not
-cache, split documents or map chunks to symbols: `encoder.Encoder` does that and calls it.
+It does not cache, split documents or map chunks to symbols: `encoder.Encoder` does that and
+calls it.
 """
 
 from typing import Final
@@ -28,13 +26,12 @@ from typing import Final
 from librt.vecs import append, pop, vec
 from mypy_extensions import i32, i64
 
+from bpe_core.engine.encode.pair_ranks import NO_RANK, PairRanks
+from bpe_core.engine.encode.windows import encode_joined
 from bpe_core.engine.heap import sift_down, sift_up
-from bpe_core.engine.joined_windows import encode_joined
 
-NO_RANK: Final[i64] = -1
 END: Final[i32] = -1
 DEAD: Final[i32] = -1
-EMPTY: Final[i64] = -1
 BLOCK: Final[i64] = 30  # entries per bucket block; a block is [next block, count, entries...]
 BLOCK_SIZE: Final[i64] = BLOCK + 2
 MAX_POSITIONS: Final[i64] = (1 << 31) - 1
@@ -45,29 +42,27 @@ FIRST: Final[i64] = 1
 SECOND: Final[i64] = 2
 OWN_IMAGE: Final[i64] = 3
 KEEP_SCRATCH: Final[i64] = 1 << 16  # positions whose buffers are kept between calls (short chunks)
-BASE_TABLE: Final[i64] = 256  # alphabets up to this size look base pairs up in a table
 WINDOW: Final[i64] = 1 << 15  # symbols per window of a long chunk (`joined_windows`)
 OVERLAP: Final[i64] = 1 << 9  # symbols two windows share (more when they find no junction)
 
 
-class LongEncoder:
-    """Applies merges by rank to whole chunks: `encode(symbols)` equals the heap encoder's result.
+class BucketEncoder:
+    """Applies merges by rank to whole chunks: `encode(symbols)` equals the kernel's result.
 
-    >>> LongEncoder(3, [(0, 1), (3, 2)]).encode([0, 1, 2, 0])
+    >>> ranks = PairRanks(3, 2)
+    >>> ranks.add(0, 1, 3)
+    >>> ranks.add(3, 2, 4)
+    >>> BucketEncoder(ranks).encode([0, 1, 2, 0])
     [4, 0]
     """
 
     alphabet_size: i64
-    id_bound: i64
-    left: vec[i64]
+    table: PairRanks  # under a mirror, its own (see set_mirror)
+    left: vec[i64]  # [rank]: the merge's pair (the table's)
     right: vec[i64]
     kind: vec[i64]
     image_left: vec[i64]  # the mirror image of each rank's pair (its partner's, or its own image's)
     image_right: vec[i64]
-    slot_keys: vec[i64]
-    slot_ranks: vec[i64]
-    mask: i64
-    base_rank: vec[i64]  # the rank of each pair of base symbols (small alphabets): no hashing
     # scratch, reused between calls
     node: vec[i32]  # per position: its symbol, the next position, the previous (one cache line, not three)
     bucket: vec[i32]
@@ -81,33 +76,18 @@ class LongEncoder:
     overlap: i64
     junctions: i64  # windows joined so far (tests check that windows were used)
 
-    def __init__(self, alphabet_size: int, merges: list[tuple[int, int]]) -> None:
-        """`merges[r]` creates id `alphabet_size + r`; a pair listed twice keeps its first rank."""
-        self.alphabet_size = alphabet_size
-        self.id_bound = alphabet_size + len(merges) + 1
-        if self.id_bound >= MAX_POSITIONS:
-            raise ValueError("too many merges for 32-bit token ids")
-        self.left = vec[i64]()
-        self.right = vec[i64]()
-        self.kind = vec[i64]()
+    def __init__(self, table: PairRanks) -> None:
+        """Over the table's merges, which must each make a new id (`table.fresh`)."""
+        if not table.fresh:
+            raise ValueError("the bucket encoder needs merges that each make a new id")
+        self.alphabet_size = table.alphabet_size
+        self.table = table
+        self.left = table.left
+        self.right = table.right
+        self.kind = vec[i64]([PLAIN] * table.size())
         self.image_left = vec[i64]()
         self.image_right = vec[i64]()
-        capacity: i64 = 16
-        while capacity < 2 * len(merges) + 2:
-            capacity *= 2
-        self.slot_keys = vec[i64]([EMPTY] * capacity)
-        self.slot_ranks = vec[i64]([EMPTY] * capacity)
-        self.mask = capacity - 1
-        for rank in range(len(merges)):
-            left: i64 = merges[rank][0]
-            right: i64 = merges[rank][1]
-            self.left = append(self.left, left)
-            self.right = append(self.right, right)
-            self.kind = append(self.kind, PLAIN)
-            self._insert(left, right, rank)
-        self.base_rank = vec[i64]()
-        self._rank_base_pairs()
-        self.bucket = vec[i32]([END] * len(merges))
+        self.bucket = vec[i32]([END] * table.size())
         self.active = vec[i64]()
         self.level = vec[i64]()
         self.chain = vec[i64]()
@@ -121,43 +101,6 @@ class LongEncoder:
         self.node = vec[i32]()
         self.pool = vec[i32]()
         self.free_block = -1
-
-    def _slot(self, key: i64) -> i64:
-        # mix the high bits in, and keep the product below 2**63 so pure and compiled agree
-        mixed = (key ^ (key >> 29)) & 0x7FFFFFFF
-        return ((mixed * 2654435761) >> 7) & self.mask
-
-    def _insert(self, left: i64, right: i64, rank: i64) -> None:
-        key = left * self.id_bound + right
-        slot = self._slot(key)
-        while self.slot_keys[slot] != EMPTY:
-            if self.slot_keys[slot] == key:
-                return  # the first rank of a pair counts
-            slot = (slot + 1) & self.mask
-        self.slot_keys[slot] = key
-        self.slot_ranks[slot] = rank
-
-    def _rank_base_pairs(self) -> None:
-        base = self.alphabet_size
-        if base > BASE_TABLE:
-            return
-        self.base_rank = vec[i64]()
-        for left in range(base):
-            for right in range(base):
-                self.base_rank = append(self.base_rank, self.rank_of(left, right))
-
-    def rank_of(self, left: i64, right: i64) -> i64:
-        """The rank of pair (left, right), NO_RANK if no merge makes it."""
-        key = left * self.id_bound + right
-        slot = self._slot(key)
-        slot_keys = self.slot_keys
-        while True:
-            stored = slot_keys[slot]
-            if stored == key:
-                return self.slot_ranks[slot]
-            if stored == EMPTY:
-                return NO_RANK
-            slot = (slot + 1) & self.mask
 
     def set_mirror(self, token_mirror: list[int]) -> None:
         """Encode under a mirror: `token_mirror` an involution on every token id (base symbols,
@@ -175,29 +118,41 @@ class LongEncoder:
         size: i64 = len(self.left)
         if len(token_mirror) != self.alphabet_size + size:
             raise ValueError(f"a mirror of {len(token_mirror)} tokens for {self.alphabet_size + size}")
+        left = vec[i64]()  # copies: the table given is the encoder's, and stays as it is
+        right = vec[i64]()
+        kinds = vec[i64]()
         self.image_left = vec[i64]()
         self.image_right = vec[i64]()
         for rank in range(size):
             token = self.alphabet_size + rank
             other: i64 = token_mirror[token]
-            kind = OWN_IMAGE if other == token else FIRST if other == token + 1 else SECOND
+            kind = FIRST
+            if other == token:
+                kind = OWN_IMAGE
+            elif other != token + 1:
+                kind = SECOND
             if kind == SECOND and other != token - 1:
                 raise ValueError(f"merge {rank} is not next to the merge that makes its mirror image")
+            pair_left = self.left[rank]
+            pair_right = self.right[rank]
             if kind == SECOND:  # the first's pair, mirrored: same symbols, maybe another split
-                self.left[rank] = token_mirror[self.right[rank - 1]]
-                self.right[rank] = token_mirror[self.left[rank - 1]]
-            self.kind[rank] = kind
-            self.image_left = append(self.image_left, token_mirror[self.right[rank]])
-            self.image_right = append(self.image_right, token_mirror[self.left[rank]])
-        for slot in range(len(self.slot_keys)):
-            self.slot_keys[slot] = EMPTY
-            self.slot_ranks[slot] = EMPTY
+                pair_left = token_mirror[right[rank - 1]]
+                pair_right = token_mirror[left[rank - 1]]
+            left = append(left, pair_left)
+            right = append(right, pair_right)
+            kinds = append(kinds, kind)
+            self.image_left = append(self.image_left, token_mirror[pair_right])
+            self.image_right = append(self.image_right, token_mirror[pair_left])
+        table = PairRanks(self.alphabet_size, size)
         for rank in range(size):
-            self._insert(self.left[rank], self.right[rank], rank)
+            table.add(left[rank], right[rank], self.alphabet_size + rank)
         for rank in range(size):
-            if self.kind[rank] == OWN_IMAGE:  # the image's split makes the same token
-                self._insert(self.image_left[rank], self.image_right[rank], rank)
-        self._rank_base_pairs()
+            if kinds[rank] == OWN_IMAGE:  # the image's split makes the same token
+                table.alias(self.image_left[rank], self.image_right[rank], rank)
+        self.table = table
+        self.left = left
+        self.right = right
+        self.kind = kinds
         self.mirrored = True  # no windows: their junctions rely on runs merged from the left
 
     # buckets --------------------------------------------------------------------------------
@@ -294,16 +249,9 @@ class LongEncoder:
             node[3 * index + 2] = i32(index - 1)
         node[3 * size - 2] = END
         self.node = node
-        base = self.alphabet_size
-        base_rank = self.base_rank
-        small = len(base_rank) > 0
+        table = self.table
         for index in range(size - 1):
-            left = i64(node[3 * index])
-            right = i64(node[3 * index + 3])
-            if small and left < base and right < base:
-                rank = base_rank[left * base + right]
-            else:
-                rank = self.rank_of(left, right)
+            rank = table.rank_of(i64(node[3 * index]), i64(node[3 * index + 3]))
             if rank != NO_RANK:
                 self._push(rank, index)
         while len(self.active) > 0:
@@ -474,11 +422,11 @@ class LongEncoder:
         node[3 * position + 1] = i32(after)
         if after != END:
             node[3 * after + 2] = i32(position)
-            rank = self.rank_of(new_id, i64(node[3 * after]))
+            rank = self.table.rank_of(new_id, i64(node[3 * after]))
             if rank != NO_RANK:
                 self._push(rank, position)
         before = i64(node[3 * position + 2])
         if before != END:
-            rank = self.rank_of(i64(node[3 * before]), new_id)
+            rank = self.table.rank_of(i64(node[3 * before]), new_id)
             if rank != NO_RANK:
                 self._push(rank, before)

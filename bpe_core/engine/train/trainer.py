@@ -33,9 +33,9 @@ from typing import Final
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64
 
-from bpe_core.engine.heap import PairHeap
-from bpe_core.engine.mirror import Spellings, mirror_tokens
-from bpe_core.engine.pairs import CHAIN_NEXT, END, NEXT, NO_PAIR, PAIR, SYMBOL, VETOED, WEIGHT, PairTable
+from bpe_core.engine.train.mirror import Spellings, mirror_tokens
+from bpe_core.engine.train.pair_heap import PairHeap
+from bpe_core.engine.train.pairs import CHAIN_NEXT, END, NEXT, NO_PAIR, PAIR, SYMBOL, VETOED, WEIGHT, PairTable
 
 TIE_SMALLEST: Final = 0
 TIE_LARGEST: Final = 1
@@ -73,7 +73,6 @@ class Trainer:
     token_length: vec[i64]
     touched: vec[i64]  # the pairs whose count rose in this step
     step: i64
-    counting: bool
     merges: list[tuple[int, int]]
     merge_counts: list[int]
     veto: Callable[[int, int], bool] | None
@@ -122,7 +121,6 @@ class Trainer:
         self.token_length = vec[i64]([1] * alphabet_size)
         self.touched = vec[i64]()
         self.step = 0
-        self.counting = True
         self.merges = []
         self.merge_counts = []
         self.veto = None
@@ -135,14 +133,16 @@ class Trainer:
         self._link(chunks, weights)
 
     def _link(self, chunks: Sequence[Sequence[int]], weights: list[int]) -> None:
-        alphabet_size, pair_total = self.alphabet_size, 0
+        alphabet_size = self.alphabet_size
+        pair_total = 0
         position_total = sum([len(chunk) for chunk in chunks])
         if position_total > MAX_POSITIONS:
             raise ValueError(f"the chunks hold {position_total} symbols, more than the {MAX_POSITIONS} a trainer takes")
         # only chunks with a pair need their weight per position: a genome's N-split stretches of one base do not
         paired_weights = {weights[index] for index in range(len(chunks)) if len(chunks[index]) > 1}
         uniform = len(paired_weights) <= 1
-        self.stride = stride = UNIFORM_STRIDE if uniform else WEIGHED_STRIDE
+        stride = UNIFORM_STRIDE if uniform else WEIGHED_STRIDE
+        self.stride = stride
         self.weight_indexed = not uniform and max(weights) >> 31 != 0
         node = vec[i32](capacity=position_total * stride)  # sized once (regrowing copies a genome's)
         for chunk_index in range(len(chunks)):
@@ -157,7 +157,11 @@ class Trainer:
                 )
             weight: i64 = given
             # a node's WEIGHT: read in the node's cache line, not in chunk_weights (unless it needs 64 bits)
-            stored = i32(chunk_index) if self.weight_indexed else i32(weight) if not uniform else i32(0)
+            stored = i32(0)
+            if self.weight_indexed:
+                stored = i32(chunk_index)
+            elif not uniform:
+                stored = i32(weight)
             start: i64 = len(node) // stride
             size: i64 = len(chunk)
             self.chunk_starts = append(self.chunk_starts, start if size > 0 else DEAD)
@@ -216,12 +220,15 @@ class Trainer:
         occurrences, as if it had been vetoed when it was created."""
         if self.veto is None:
             return
-        pairs, node, stride = self.pairs, self.node, self.stride
+        pairs = self.pairs
+        node = self.node
+        stride = self.stride
         replayed = {pairs.find(left, right) for left, right in self.merges}
         for pair_id in range(pairs.size()):
             if pair_id in replayed:
                 continue
-            left, right = i64(pairs.left[pair_id]), i64(pairs.right[pair_id])
+            left = i64(pairs.left[pair_id])
+            right = i64(pairs.right[pair_id])
             if not self._vetoed(left, right):
                 continue
             position = i64(pairs.head[pair_id])
@@ -233,7 +240,8 @@ class Trainer:
             pairs.forbid(left, right)
 
     def _tie(self, pair_id: i64) -> i64:
-        left, right = i64(self.pairs.left[pair_id]), i64(self.pairs.right[pair_id])
+        left = i64(self.pairs.left[pair_id])
+        right = i64(self.pairs.right[pair_id])
         if self.tie_break == TIE_HF:
             # Hugging Face numbers its alphabet by code point, merged tokens in merge order
             if left < self.alphabet_size:
@@ -246,8 +254,6 @@ class Trainer:
     def _change(self, pair_id: i64, delta: i64) -> None:
         """Add `delta` to a pair's count; a pair whose count rises is `touched` (one whose count
         falls keeps its heap entry: see `PairHeap.best`)."""
-        if not self.counting:  # apply() follows known merges: counts are not needed
-            return
         pairs = self.pairs
         pairs.count[pair_id] += delta
         if delta > 0 and pairs.stamp[pair_id] != self.step:
@@ -256,7 +262,9 @@ class Trainer:
 
     def _merge_at(self, position: i64, new_id: i64, merged: i64) -> None:
         """Merge the pair starting at position into new_id, updating the neighbouring pairs."""
-        node, stride, pairs = self.node, self.stride, self.pairs
+        node = self.node
+        stride = self.stride
+        pairs = self.pairs
         at = position * stride
         weight = self.uniform_weight if self.uniform_weight >= 0 else i64(node[at + WEIGHT])
         if self.weight_indexed:
@@ -303,13 +311,16 @@ class Trainer:
         last = position - 1
         if last < 0:
             return DEAD
-        node, stride = self.node, self.stride
+        node = self.node
+        stride = self.stride
         start = last if node[last * stride + SYMBOL] != DEAD else i64(node[last * stride + NEXT])
         return start if i64(node[start * stride + NEXT]) == position else DEAD
 
     def _merge_all(self, best: i64, left: i64, right: i64, new_id: i64) -> None:
         """Merge every live occurrence of pair `best` = (left, right) into new_id."""
-        pairs, node, stride = self.pairs, self.node, self.stride
+        pairs = self.pairs
+        node = self.node
+        stride = self.stride
         position = i64(pairs.head[best])
         pairs.head[best] = i32(END)  # every occurrence is merged or gone by the end
         if left != right:
@@ -337,20 +348,6 @@ class Trainer:
             while position != DEAD and i64(node[position * stride + PAIR]) == best:
                 self._merge_at(position, new_id, best)
                 position = i64(node[position * stride + NEXT])
-
-    def apply(self, merges: list[tuple[int, int]]) -> None:
-        """Apply known merges in rank order (merge r creates id alphabet_size + r), as training
-        did: encodes very long chunks in time proportional to the occurrences merged."""
-        pairs = self.pairs
-        self.counting = False
-        for rank in range(len(merges)):
-            left: i64 = merges[rank][0]
-            right: i64 = merges[rank][1]
-            self.token_length = append(self.token_length, self.token_length[left] + self.token_length[right])
-            best = pairs.find(left, right)
-            if best < 0 or i64(pairs.head[best]) == END:
-                continue
-            self._merge_all(best, left, right, self.alphabet_size + rank)
 
     def replay(self, merges: list[tuple[int, int]]) -> None:
         """Take these merges first, in order, as if training had chosen them (merge r creates id
@@ -416,7 +413,10 @@ class Trainer:
             left = i64(pairs.left[best])
             right = i64(pairs.right[best])
             new_id: i64 = self.alphabet_size + len(self.merges)
-            partner_left, partner_right = self._partner(left, right) if self.mirrored else (left, right)
+            partner_left = left
+            partner_right = right
+            if self.mirrored:
+                partner_left, partner_right = self._partner(left, right)
             paired = partner_left != left or partner_right != right
             if paired and learned + 2 > num_merges:
                 break  # room for one merge only: stop, so the vocabulary stays closed under the mirror
@@ -459,13 +459,17 @@ class Trainer:
         image = spellings.image(left, right)
         if image == spellings.spelling[left] + spellings.spelling[right]:
             return left, right
-        pairs, best_left, best_right = self.pairs, self.mirror_of[right], self.mirror_of[left]
+        pairs = self.pairs
+        best_left = self.mirror_of[right]
+        best_right = self.mirror_of[left]
         found = pairs.find(best_left, best_right)
         best_count: i64 = pairs.count[found] if found >= 0 else 0
         for candidate_left, candidate_right in spellings.pairs_spelling(image):
             found = pairs.find(candidate_left, candidate_right)
             if found >= 0 and pairs.count[found] > best_count:
-                best_left, best_right, best_count = candidate_left, candidate_right, pairs.count[found]
+                best_left = candidate_left
+                best_right = candidate_right
+                best_count = pairs.count[found]
         return best_left, best_right
 
     def _list_merge(self, left: i64, right: i64, mirror_id: i64) -> None:
