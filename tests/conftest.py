@@ -9,11 +9,11 @@ Which tests the pure run repeats is said by a marker, not decided here: `make te
 test_suite_rules.py checks that every property test carries the marker.
 """
 
-import gzip
 import os
 from pathlib import Path
 
 import pytest
+from helpers import text
 from helpers.dna import fasta_records
 from helpers.paths import DOCS_PATH, ECOLI_PATH, TANDEM_PATH, require
 from hypothesis import HealthCheck, settings
@@ -37,10 +37,9 @@ def docs_path() -> Path:
 
 
 @pytest.fixture(scope="session")
-def docs_text(docs_path: Path) -> str:
+def docs_text() -> str:
     """The whole documentation text, newlines untouched (as the text reader delivers it)."""
-    with gzip.open(docs_path, "rt", encoding="utf-8", newline="") as handle:
-        return handle.read()
+    return text.docs_text()
 
 
 @pytest.fixture(scope="session")

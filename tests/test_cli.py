@@ -15,16 +15,9 @@ from pathlib import Path
 
 import pytest
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
-from helpers.framework import (
-    EOT,
-    docs_text,
-    gpt2_byte_characters,
-    multilingual_excerpt,
-    non_ascii_paragraphs,
-    stray_temporary_files,
-    training_text,
-)
+from helpers.outputs import stray_temporary_files
 from helpers.paths import CONFIGS_DIR
+from helpers.text import EOT, docs_text, gpt2_byte_characters, multilingual_excerpt, non_ascii_paragraphs, training_text
 
 import bpe_core
 from bpe_core import engine

@@ -27,9 +27,10 @@ from pathlib import Path
 import mido
 import pytest
 import tiktoken
-from helpers.cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe, snapshot
+from helpers.cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe
 from helpers.interop import published_vocabulary_path
 from helpers.midi import absolute_messages, pop909_paths, reference_song
+from helpers.outputs import snapshot
 from helpers.paths import CONFIGS_DIR, DOCS_PATH, ECOLI_PATH, LAMBDA_PATH, PROJECT_ROOT
 from tiktoken_ext import openai_public
 

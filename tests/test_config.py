@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import regex
 import yaml
-from helpers.framework import EOT, paragraphs, training_text
 from helpers.paths import CONFIGS_DIR
 from helpers.patterns import GPT2_PATTERN
+from helpers.text import EOT, paragraphs, training_text
 
 import bpe_core
 from bpe_core import BpeError

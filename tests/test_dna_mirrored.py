@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 from helpers.cli_runner import assert_clean_error, run_bpe
-from helpers.dna import DNABERT2_CONFIG, PURE, reverse_complement, write_fasta
+from helpers.dna import DNABERT2_CONFIG, reverse_complement, write_fasta
+from helpers.modes import PURE
 from helpers.paths import ECOLI_PATH, LAMBDA_PATH
 from hypothesis import given, settings
 from hypothesis import strategies as st

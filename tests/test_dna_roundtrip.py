@@ -14,15 +14,16 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe, snapshot
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
 from helpers.dna import DNABERT2_CONFIG, fasta_records, fastq_reads, write_fasta
+from helpers.outputs import snapshot
 from helpers.paths import CHR17_PATH, LAMBDA_PATH, READS_PATH, TANDEM_PATH
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bpe_core
 from bpe_core.config import parse_runner
-from bpe_core.encoding import ShardOptions, encode_to_shards
+from bpe_core.corpus.shards import ShardOptions, encode_to_shards
 from bpe_core.idfiles import read_shards
 
 

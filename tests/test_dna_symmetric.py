@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.dna import COMPLEMENT, DNABERT2_CONFIG, PURE, reverse_complement, single_sequence, write_fasta
+from helpers.dna import COMPLEMENT, DNABERT2_CONFIG, reverse_complement, single_sequence, write_fasta
+from helpers.modes import PURE
 from helpers.paths import ECOLI_PATH, LAMBDA_PATH
 from hypothesis import example, given, settings
 from hypothesis import strategies as st

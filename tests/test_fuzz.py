@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 import yaml
 from helpers.cli_runner import assert_clean_error, run_bpe_bounded
-from helpers.framework import training_text
 from helpers.midi import REMI_BPE_CONFIG, pop909_paths
 from helpers.paths import CONFIGS_DIR, LAMBDA_PATH
+from helpers.text import training_text
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 

@@ -22,8 +22,9 @@ from pathlib import Path
 
 import distributed
 import pytest
-from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe_bounded, snapshot
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe_bounded
 from helpers.midi import pop909_paths
+from helpers.outputs import snapshot
 from helpers.paths import CONFIGS_DIR, LAMBDA_PATH, READS_PATH
 
 import bpe_core

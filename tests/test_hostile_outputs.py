@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 import tiktoken
-from helpers.cli_runner import BPE, BpeRun, assert_fails_cleanly, assert_ok, bpe_env, run_bpe_bounded, snapshot
-from helpers.framework import training_text
+from helpers.cli_runner import BPE, BpeRun, assert_fails_cleanly, assert_ok, bpe_env, run_bpe_bounded
 from helpers.midi import REMI_BPE_CONFIG, pop909_paths
+from helpers.outputs import snapshot
 from helpers.paths import CONFIGS_DIR, DOCS_PATH, LAMBDA_PATH
+from helpers.text import training_text
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -26,7 +26,6 @@ import tiktoken
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
 from helpers.interop import (
     PUBLISHED_SPECIAL_TOKENS,
-    PURE,
     adversarial_inputs,
     assert_same_ids,
     byte_level_string,
@@ -40,6 +39,7 @@ from helpers.interop import (
     tiktoken_encoding,
     unicode_text,
 )
+from helpers.modes import PURE
 from helpers.paths import BENCHMARK_TEXTS, require
 from helpers.patterns import PUBLISHED_PATTERNS
 from hypothesis import example, given, settings

@@ -21,9 +21,9 @@ from pathlib import Path
 import pluggy
 import pytest
 from helpers.cli_runner import assert_clean_error, assert_ok, bpe_env, run_bpe
-from helpers.dna import single_sequence
-from helpers.framework import training_text, translate
+from helpers.dna import single_sequence, translate
 from helpers.paths import EXAMPLES_DIR, LAMBDA_PATH
+from helpers.text import training_text
 
 import bpe_core
 from bpe_core import BpeError, hookspecs

@@ -16,16 +16,16 @@ from pathlib import Path
 
 import pytest
 import regex
-from helpers.framework import (
+from helpers.outputs import stray_temporary_files
+from helpers.patterns import GPT2_PATTERN
+from helpers.text import (
     EOT,
     gpt2_byte_characters,
     multilingual_excerpt,
     non_ascii_paragraphs,
     paragraphs,
-    stray_temporary_files,
     training_text,
 )
-from helpers.patterns import GPT2_PATTERN
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from helpers.outputs import snapshot
+
 BPE = Path(sys.executable).parent / "bpe"
 
 
@@ -99,13 +101,6 @@ def run_bpe_bounded(*args: object, cwd: Path, timeout: float = 60, memory_mb: in
     # the bound depend on which threads happen to allocate (tqdm's monitor, pool feeders)
     env = bpe_env(MALLOC_ARENA_MAX="1")
     return _run(args, cwd, None, timeout, env, before_exec=lambda: _limit_memory(memory_mb))
-
-
-def snapshot(directory: Path) -> dict[str, bytes]:
-    """Every file under `directory` (relative path -> content): to assert a failed run changed nothing."""
-    return {
-        str(path.relative_to(directory)): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file()
-    }
 
 
 def assert_fails_cleanly(

@@ -1,13 +1,12 @@
 """Helpers for the DNA tests: an independent reading of the shared genomes and reads (their paths
 are in helpers.paths) and independent re-statements of DNA facts (complement, k-mer order, window
-counts). The DNA tests run the `bpe` command with helpers.cli_runner.
+counts, the standard genetic code). The DNA tests run the `bpe` command with helpers.cli_runner.
 
 Nothing here imports bpe_core or Biopython: expected values in the tests must not come from the
 code under test. Expected values are computed by the plainest possible code.
 """
 
 import gzip
-import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,7 +17,6 @@ DNABERT2_CONFIG = CONFIGS_DIR / "dnabert2-style.yaml"
 NT_6MER_CONFIG = CONFIGS_DIR / "nt-6mer.yaml"
 DNABERT_6MER_CONFIG = CONFIGS_DIR / "dnabert-6mer.yaml"
 
-PURE = os.environ.get("BPE_CORE_PURE") == "1"
 BASES = "ACGT"
 IUPAC = "RYKMSWBDHV"
 BERT_SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
@@ -93,3 +91,29 @@ def window_count(length: int, size: int, overlap: int) -> int:
         return 1
     step = size - overlap
     return 1 + -(-(length - size) // step)
+
+
+# The standard genetic code (NCBI translation table 1), codon -> amino acid, '*' for stop.
+GENETIC_CODE = {
+    "TTT": "F", "TTC": "F", "TTA": "L", "TTG": "L",
+    "CTT": "L", "CTC": "L", "CTA": "L", "CTG": "L",
+    "ATT": "I", "ATC": "I", "ATA": "I", "ATG": "M",
+    "GTT": "V", "GTC": "V", "GTA": "V", "GTG": "V",
+    "TCT": "S", "TCC": "S", "TCA": "S", "TCG": "S",
+    "CCT": "P", "CCC": "P", "CCA": "P", "CCG": "P",
+    "ACT": "T", "ACC": "T", "ACA": "T", "ACG": "T",
+    "GCT": "A", "GCC": "A", "GCA": "A", "GCG": "A",
+    "TAT": "Y", "TAC": "Y", "TAA": "*", "TAG": "*",
+    "CAT": "H", "CAC": "H", "CAA": "Q", "CAG": "Q",
+    "AAT": "N", "AAC": "N", "AAA": "K", "AAG": "K",
+    "GAT": "D", "GAC": "D", "GAA": "E", "GAG": "E",
+    "TGT": "C", "TGC": "C", "TGA": "*", "TGG": "W",
+    "CGT": "R", "CGC": "R", "CGA": "R", "CGG": "R",
+    "AGT": "S", "AGC": "S", "AGA": "R", "AGG": "R",
+    "GGT": "G", "GGC": "G", "GGA": "G", "GGG": "G",
+}  # fmt: skip
+
+
+def translate(dna: str, frame: int) -> str:
+    """The amino acids of `dna` read from `frame` (0, 1 or 2) with the standard genetic code."""
+    return "".join(GENETIC_CODE[dna[index : index + 3]] for index in range(frame, len(dna) - 2, 3))

@@ -9,7 +9,6 @@ import base64
 import gzip
 import importlib.util
 import json
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,11 +18,8 @@ from hypothesis import strategies as st
 from tiktoken_ext import openai_public
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from helpers.framework import gpt2_byte_characters
 from helpers.patterns import GPT2_PATTERN
-
-# Pure mode runs the engine as plain Python: the same claims, on slices of the data.
-PURE = os.environ.get("BPE_CORE_PURE") == "1"
+from helpers.text import gpt2_byte_characters
 
 # Special tokens of the published encodings, as tiktoken_ext.openai_public defines them.
 PUBLISHED_SPECIAL_TOKENS = {

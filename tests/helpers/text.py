@@ -1,14 +1,12 @@
-"""Helpers for the framework-layer tests (CLI, config, plugins, tokenizer API): slices of the
-shared real data, independent re-statements of published constants (GPT-2's byte characters, the
-standard genetic code; the split patterns are in helpers.patterns). The `bpe` command is run with
-helpers.cli_runner.
+"""The shared text the tests train and encode on, and GPT-2's byte characters: the Python
+documentation (read once, newlines untouched) and its slices, and GPT-2's printable stand-in for
+each byte as openai/gpt-2 publishes it (the split patterns are in helpers.patterns).
 
 Nothing here calls bpe_core: expected values in the tests must not come from the code under test.
 """
 
 import gzip
 from functools import lru_cache
-from pathlib import Path
 
 from helpers.paths import DOCS_PATH, require
 
@@ -28,27 +26,6 @@ def gpt2_byte_characters() -> dict[str, int]:
             characters[byte] = chr(256 + extra)
             extra += 1
     return {character: byte for byte, character in characters.items()}
-
-
-# The standard genetic code (NCBI translation table 1), codon -> amino acid, '*' for stop.
-GENETIC_CODE = {
-    "TTT": "F", "TTC": "F", "TTA": "L", "TTG": "L",
-    "CTT": "L", "CTC": "L", "CTA": "L", "CTG": "L",
-    "ATT": "I", "ATC": "I", "ATA": "I", "ATG": "M",
-    "GTT": "V", "GTC": "V", "GTA": "V", "GTG": "V",
-    "TCT": "S", "TCC": "S", "TCA": "S", "TCG": "S",
-    "CCT": "P", "CCC": "P", "CCA": "P", "CCG": "P",
-    "ACT": "T", "ACC": "T", "ACA": "T", "ACG": "T",
-    "GCT": "A", "GCC": "A", "GCA": "A", "GCG": "A",
-    "TAT": "Y", "TAC": "Y", "TAA": "*", "TAG": "*",
-    "CAT": "H", "CAC": "H", "CAA": "Q", "CAG": "Q",
-    "AAT": "N", "AAC": "N", "AAA": "K", "AAG": "K",
-    "GAT": "D", "GAC": "D", "GAA": "E", "GAG": "E",
-    "TGT": "C", "TGC": "C", "TGA": "*", "TGG": "W",
-    "CGT": "R", "CGC": "R", "CGA": "R", "CGG": "R",
-    "AGT": "S", "AGC": "S", "AGA": "R", "AGG": "R",
-    "GGT": "G", "GGC": "G", "GGA": "G", "GGG": "G",
-}  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -89,13 +66,3 @@ def non_ascii_paragraphs(count: int) -> list[str]:
 def paragraphs(text: str) -> list[str]:
     """Non-blank paragraphs (blank-line separated) of a text."""
     return [paragraph for paragraph in text.split("\n\n") if paragraph.strip()]
-
-
-def translate(dna: str, frame: int) -> str:
-    """The amino acids of `dna` read from `frame` (0, 1 or 2) with the standard genetic code."""
-    return "".join(GENETIC_CODE[dna[index : index + 3]] for index in range(frame, len(dna) - 2, 3))
-
-
-def stray_temporary_files(directory: Path) -> list[str]:
-    """Files an interrupted atomic write could leave behind."""
-    return sorted(path.name for path in directory.iterdir() if path.name.startswith(".tmp"))
