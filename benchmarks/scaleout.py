@@ -86,7 +86,7 @@ def encode_child(args: list[str]) -> dict[str, Any]:
     kind, workers, corpus, tokenizer_path, directory = args[0], int(args[1]), args[2], args[3], args[4]
     import bpe_core
     from bpe_core.config import parse_runner
-    from bpe_core.encoding import ShardOptions, encode_to_shards
+    from bpe_core.corpus.shards import ShardOptions, encode_to_shards
 
     tokenizer = bpe_core.load(tokenizer_path)
     cluster, runner, startup = _cluster(kind, workers)

@@ -20,9 +20,10 @@ from bpe_core import progress as progress_bars
 from bpe_core.arguments import EXIT_BAD_INPUT, build_parser
 from bpe_core.config import RunnerConfig, parse_runner, yaml_value
 from bpe_core.contract import WritesFiles, WritesRecords, reader_suffixes
+from bpe_core.corpus.shards import IdsFormat, ShardOptions, encode_to_shards, write_ids
+from bpe_core.corpus.training_windows import WindowReport, summary_line
 from bpe_core.counts import load_counts, sum_counts
 from bpe_core.demo import run_demo
-from bpe_core.encoding import IdsFormat, ShardOptions, encode_to_shards, write_ids
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, check_output, expand_paths
 from bpe_core.formats.suffixes import export_format, ids_format, import_format, is_directory_name, shard_dtype
@@ -34,7 +35,6 @@ from bpe_core.surgery import BEYOND_VOCAB_SIZE
 from bpe_core.tokenizer import Tokenizer
 from bpe_core.training import check_config
 from bpe_core.visual.page import inspect_page
-from bpe_core.windows import WindowReport, summary_line
 
 
 def _version() -> str:

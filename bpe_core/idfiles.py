@@ -3,7 +3,7 @@ of decimal ids (`--format ids`, a document a line, `NAME<TAB>ids` with `--names`
 directories (`index.json` and one `.bin` per input, as `bpe encode -o DIR/` writes them).
 
 The readers name the file and line (or shard and record) of anything that is not an id. This
-module writes nothing (`encoding` does) and knows no tokenizer: ids are checked by decoding.
+module writes nothing (`corpus.shards` does) and knows no tokenizer: ids are checked by decoding.
 """
 
 import os

@@ -24,8 +24,8 @@ from helpers.paths import CHR17_PATH, CONFIGS_DIR, ECOLI_PATH, LAMBDA_PATH
 import bpe_core
 from bpe_core import training
 from bpe_core.config import parse_runner
+from bpe_core.corpus.shards import ShardOptions, encode_to_shards, shard_name
 from bpe_core.counts import load_counts
-from bpe_core.encoding import ShardOptions, encode_to_shards, shard_name
 from bpe_core.errors import BpeError
 from bpe_core.plugins import registry
 from bpe_core.training import count

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 import bpe_core
 from bpe_core.config import parse_runner
 from bpe_core.contract import MarksBoundaries
-from bpe_core.encoding import ShardOptions, encode_to_shards
+from bpe_core.corpus.shards import ShardOptions, encode_to_shards
+from bpe_core.corpus.training_windows import Windower, WindowReport
 from bpe_core.idfiles import read_shards
-from bpe_core.windows import Windower, WindowReport
 from bpe_midi.song import read_song
 
 GRAMMARS = ("remi", "tsd", "midilike")

@@ -1,7 +1,7 @@
 """Counting and encoding on a Dask cluster, with the same counts, merges and ids as one machine.
 
 This module plans the tasks, submits them and gathers their results; the work of each task is a
-function the caller hands in (`training.count_task`, `encoding.ShardTasks`), so the runner knows
+function the caller hands in (`training.count_task`, `corpus.shards.SHARD_TASKS`), so the runner knows
 nothing about plans or tokenizers, and Dask pickles those functions by name to the workers.
 
 Counting: the input files are planned into tasks on the client from their names and sizes alone

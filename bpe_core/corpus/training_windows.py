@@ -10,7 +10,7 @@ after N tokens. Every cut is counted by its kind, in a `WindowReport`. Streamed 
 piece by piece, so memory holds a piece and a window, not a file's ids.
 
 This module encodes through the tokenizer's public methods and cuts; it writes nothing
-(`encoding` does) and knows no domain.
+(`shards` does) and knows no domain.
 """
 
 import bisect

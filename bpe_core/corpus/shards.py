@@ -29,6 +29,7 @@ from typing import IO, Any
 from bpe_core import progress as progress_bars
 from bpe_core.config import RunnerConfig
 from bpe_core.contract import ReadsRanges, document_name
+from bpe_core.corpus.training_windows import WindowReport, merged_summary, window_name, window_pieces
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, current_umask, reader_files, unwind_on_termination
 from bpe_core.formats import native
@@ -36,7 +37,6 @@ from bpe_core.idfiles import FORMAT, INDEX, check_dtype, id_bytes
 from bpe_core.loading import from_dict
 from bpe_core.runners import dask
 from bpe_core.tokenizer import Tokenizer
-from bpe_core.windows import WindowReport, merged_summary, window_name, window_pieces
 
 VERSION = 1
 
