@@ -21,6 +21,7 @@ from bpe_core.arguments import EXIT_BAD_INPUT, build_parser
 from bpe_core.config import RunnerConfig, parse_runner, yaml_value
 from bpe_core.contract import WritesFiles, WritesRecords, reader_suffixes
 from bpe_core.corpus.shards import IdsFormat, ShardOptions, encode_to_shards, write_ids
+from bpe_core.corpus.streaming import corpus_reader
 from bpe_core.corpus.training_windows import WindowReport, summary_line
 from bpe_core.counts import load_counts, sum_counts
 from bpe_core.demo import run_demo
@@ -187,7 +188,7 @@ def _cmd_encode(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         return 0
-    reader = tokenizer.reader()
+    reader = corpus_reader(tokenizer)
     inputs = args.files or ["-"]
     written = IdsFormat(args.format, args.names)
     with (

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bpe_core.contract import MeasuresDocuments, ReportsEncoding, symbol_unit
+from bpe_core.corpus.streaming import corpus_reader, encode_pieces
 from bpe_core.tokenizer import Tokenizer
 
 
@@ -125,11 +126,15 @@ def measure_on(tokenizer: Tokenizer, paths: Sequence[str], workers: int | None =
     """Encode files (read as the tokenizer's config says) and measure: documents, tokens, base
     symbols (special-token strings count as plain text), the reader's measures (MIDI: beats) and
     the summed encoding report of pretokenizers that give one (MIDI: what quantization changed)."""
-    reader = tokenizer.reader()
+    reader = corpus_reader(tokenizer)
     usage: Counter[int] = Counter()
     documents = 0
-    for ids, ends in tokenizer.encode_pieces(
-        reader.documents(list(paths), strict=True), workers, allowed_special=frozenset(), disallowed_special=frozenset()
+    for ids, ends in encode_pieces(
+        tokenizer,
+        reader.documents(list(paths), strict=True),
+        workers,
+        allowed_special=frozenset(),
+        disallowed_special=frozenset(),
     ):
         documents += ends
         usage.update(ids)
@@ -146,7 +151,7 @@ def measure_on(tokenizer: Tokenizer, paths: Sequence[str], workers: int | None =
         measured.update(reader.measures())
     if isinstance(tokenizer.pretokenizer, ReportsEncoding):
         totals: dict[str, Any] = {}
-        for document in tokenizer.reader().documents(list(paths), strict=True):
+        for document in corpus_reader(tokenizer).documents(list(paths), strict=True):
             for key, value in tokenizer.encoding_report(document).items():
                 if isinstance(value, (int, float)):
                     # counts add up over files; a maximum ("max_onset_shift_beats") stays the largest

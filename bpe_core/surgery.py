@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
+from bpe_core.corpus.streaming import corpus_reader, encode_pieces
 from bpe_core.errors import BpeError
 from bpe_core.strands import token_mirror
 from bpe_core.tokenizer import Tokenizer
@@ -279,10 +280,14 @@ def _made_counts(
     """How many times encoding the files makes each internal token (as an output token, or as a
     part of a longer one: a token's merge tree is fixed, so its parts are made once per use), and
     the files read (path, size, SHA-256)."""
-    reader = tokenizer.reader()
+    reader = corpus_reader(tokenizer)
     output: Counter[int] = Counter()
-    for ids, _ in tokenizer.encode_pieces(
-        reader.documents(list(paths), strict=True), workers, allowed_special=frozenset(), disallowed_special=frozenset()
+    for ids, _ in encode_pieces(
+        tokenizer,
+        reader.documents(list(paths), strict=True),
+        workers,
+        allowed_special=frozenset(),
+        disallowed_special=frozenset(),
     ):
         output.update(ids)
     alphabet_size = tokenizer.alphabet_size

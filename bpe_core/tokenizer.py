@@ -10,23 +10,21 @@ file formats read specs, `loading` turns them into tokenizers.
 import codecs
 import gc
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from random import Random
 from typing import Any
 
 from bpe_core import contract
 from bpe_core.batching import BatchEncoder, allowed_sets
-from bpe_core.chunking import WHOLE, normalize, numbered_pieces
+from bpe_core.chunking import normalize
 from bpe_core.config import ComponentConfig
-from bpe_core.contract import Reader, document_source
 from bpe_core.engine import Alphabet
-from bpe_core.errors import BpeError, located
+from bpe_core.errors import BpeError
 from bpe_core.formats import hf, native, tiktoken
 from bpe_core.plugins import Registry, registry
-from bpe_core.runners.local import ordered_map
 from bpe_core.spec import IdLayout, TokenizerSpec
-from bpe_core.specials import Specials, allowed_specials, special_pattern, special_runs, splits_a_special
+from bpe_core.specials import Specials, allowed_specials, special_pattern, special_runs
 from bpe_core.strands import make_codec
 from bpe_core.visual.page import notebook, page
 
@@ -45,7 +43,8 @@ class Tokenizer:
         """Build a tokenizer from its spec (`train`, `load` and the importers make one), resolving
         the pretokenizer, normalizers and decoder by name in `components` (the installed plugins
         by default). Raises a BpeError when the ids do not fit together."""
-        self._components = components = components or registry()
+        # the registry the components were found in; the readers of its corpora come from it too
+        self.components = components = components or registry()
         self.pretokenizer = components.pretokenizer(spec.pretokenizer.name, spec.pretokenizer.options)
         try:
             self.alphabet: list[str] = Alphabet(self.pretokenizer.alphabet()).labels
@@ -188,49 +187,6 @@ class Tokenizer:
         """
         return self._batches.encode(documents, None, workers)
 
-    def encode_pieces(
-        self,
-        documents: Iterable[Any],
-        workers: int | None = None,
-        allowed_special: Specials = frozenset(),
-        disallowed_special: Specials = "all",
-        render: Callable[[list[int]], Any] | None = None,
-    ) -> Iterator[tuple[Any, bool]]:
-        """Ids for each document a reader gives, in order, in `workers` processes, in pieces:
-        (ids, whether the document ends there). Streamed text is encoded piece by piece (cut where
-        no chunk can change), so however long a document is, memory holds a few pieces, not its ids.
-        With `render`, each piece of ids is given as render(ids), computed by the workers (the end
-        of a document is still ([], True))."""
-        in_flight: dict[int, Any] = {}  # documents not yet ended, to name the one that fails
-        longest = max(map(len, self.spec.special_tokens), default=0)  # context that safe_cut needs
-        numbered = numbered_pieces(documents, self.pretokenizer, self.safe_cut, longest + 2, in_flight, whole=True)
-
-        def encode_piece(item: tuple[int, int, Any]) -> tuple[int, Any, str | None, bool]:
-            """(index, ids or their rendering, None or the error, whether the document ended)"""
-            index, line, piece = item
-            if piece is None:
-                return index, None, None, True
-            try:
-                if isinstance(piece, str) and self.spec.special_tokens:
-                    allowed = allowed_specials(
-                        piece, self.spec.special_tokens, allowed_special, disallowed_special, max(line, 1)
-                    )
-                    ids = self.encode(piece, allowed_special=allowed, disallowed_special=frozenset())
-                else:
-                    ids = self.encode(piece)
-            except BpeError as error:
-                return index, None, str(error), True
-            return index, ids if render is None else render(ids), None, line == WHOLE
-
-        for index, ids, failure, ended in ordered_map(encode_piece, numbered, workers, lambda item: len(str(item[2]))):
-            if failure is not None:
-                raise BpeError(located(document_source(in_flight[index]), failure))
-            if ids is not None:
-                yield ids, False
-            if ended:
-                del in_flight[index]
-                yield [], True
-
     def encode_with_offsets(self, document: Any) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids and, for each, the (start, end) it covers in the document (end exclusive), in the
         pretokenizer's coordinates: for DNA, 0-based positions in the record's sequence, so
@@ -258,18 +214,6 @@ class Tokenizer:
     def normalize(self, document: Any) -> Any:
         """The document after the normalizers (text only; other documents pass unchanged)."""
         return normalize(document, self.normalizers)
-
-    def safe_cut(self, text: str) -> int:
-        """Where streamed text may be cut: the pretokenizer's safe point, never inside a special
-        token's string, nor where one may begin at the end of `text` or have begun before it."""
-        cut = self.pretokenizer.safe_cut(text)
-        special_tokens = self.spec.special_tokens
-        if not special_tokens:
-            return cut
-        longest = max(map(len, special_tokens))
-        while cut > 0 and (cut < longest or splits_a_special(text, cut, special_tokens)):
-            cut = self.pretokenizer.safe_cut(text[: cut - 1]) if cut >= longest else 0
-        return cut
 
     def encoding_report(self, document: Any) -> dict[str, Any]:
         """What encoding this document loses or changes, when the pretokenizer quantizes (MIDI:
@@ -377,13 +321,6 @@ class Tokenizer:
 
     def _repr_html_(self) -> str:  # notebooks show the first tokens of the sample shipped for the domain
         return notebook(self)
-
-    def reader(self) -> Reader:
-        """A fresh reader of the kind (and with the options) the tokenizer was trained with: how
-        `bpe encode` and `bpe inspect --on` read files for it (text for imports)."""
-        recorded = self.config.get("input", {})
-        options = {key: value for key, value in recorded.items() if key not in ("reader", "paths", "sample")}
-        return self._components.reader(str(recorded.get("reader", "text")), options)
 
     # files --------------------------------------------------------------------------------------
 

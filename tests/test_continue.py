@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer as HfTokenizer
 
 import bpe_core
+from bpe_core.corpus.streaming import corpus_reader, encode_pieces
 from bpe_core.engine import TIE_RULES, Trainer
 from bpe_core.engine import train as engine_train
 from bpe_core.training import make_plan
@@ -84,7 +85,8 @@ def domain_case(domain: str, docs_slice_path: Path) -> tuple[Path, list[Path], i
 def first_document_tokens(tokenizer: bpe_core.Tokenizer, path: Path) -> list[tuple[str, ...]]:
     """The first document of a file, read and encoded as `bpe encode` does, as token symbols."""
     tokens: list[tuple[str, ...]] = []
-    for ids, ends in tokenizer.encode_pieces(tokenizer.reader().documents([str(path)], strict=True), workers=1):
+    documents = corpus_reader(tokenizer).documents([str(path)], strict=True)
+    for ids, ends in encode_pieces(tokenizer, documents, workers=1):
         if ends:
             return tokens
         tokens += [tokenizer.token_symbols(token) for token in ids]

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 import bpe_core
+from bpe_core.corpus.streaming import corpus_reader
 from bpe_core.plugins import registry
 from bpe_core.visual.cuts import SAMPLE_TOKENS
 from bpe_core.visual.page import NOTEBOOK_TOKENS
@@ -121,7 +122,7 @@ def write_page(tokenizer: Path, sample: Path, workdir: Path, *extra: object) -> 
 
 
 def first_document(tokenizer: bpe_core.Tokenizer, path: Path) -> Any:
-    return next(iter(tokenizer.reader().documents([str(path)], strict=True)))
+    return next(iter(corpus_reader(tokenizer).documents([str(path)], strict=True)))
 
 
 def expected_tooltip(tokenizer: bpe_core.Tokenizer, token: int) -> str:
@@ -423,7 +424,8 @@ def test_dna_tooltips_give_the_gc_of_the_letters_each_token_covers(pretokenizer:
     config = {"name": "gc", "input": {"reader": "fasta"}, "pretokenizer": pretokenizer}
     config["trainer"] = {"vocab_size": alphabet + 60}
     tokenizer = bpe_core.train(config, [require(LAMBDA_PATH)], progress=False, workers=1)
-    sequence = next(iter(tokenizer.reader().documents([str(LAMBDA_PATH)], strict=True))).sequence[:1001]
+    records = corpus_reader(tokenizer).documents([str(LAMBDA_PATH)], strict=True)
+    sequence = next(iter(records)).sequence[:1001]
     ids, spans = tokenizer.encode_with_offsets(sequence)
     titles = re.findall(
         r'<span class="t [^"]*" data-id="\d+" data-k="\d+" title="([^"]*)"', tokenizer.visualize(sequence)

@@ -25,6 +25,7 @@ import bpe_core
 from bpe_core import training
 from bpe_core.config import parse_runner
 from bpe_core.corpus.shards import ShardOptions, encode_to_shards, shard_name
+from bpe_core.corpus.streaming import corpus_reader
 from bpe_core.counts import load_counts
 from bpe_core.errors import BpeError
 from bpe_core.plugins import registry
@@ -396,7 +397,7 @@ def test_dna_and_midi_shards_on_dask_equal_encoding_each_document(cluster, songs
             data = (directory / entry["shard"]).read_bytes()
             ids = [int.from_bytes(data[start : start + width], "little") for start in range(0, len(data), width)]
             expected = []
-            for document in tokenizer.reader().documents([path], strict=True):
+            for document in corpus_reader(tokenizer).documents([path], strict=True):
                 expected += tokenizer.encode(document) + [options.eos_id]
             assert ids == expected
             assert entry["documents"] >= 1 and entry["tokens"] == len(ids)

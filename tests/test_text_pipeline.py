@@ -21,6 +21,7 @@ import bpe_text.readers
 from bpe_core import engine
 from bpe_core.chunking import count_chunks, pieces
 from bpe_core.contract import StreamedText
+from bpe_core.corpus.streaming import encode_pieces, text_cutter
 from bpe_core.engine.encode.encoder import LONG_CHUNK
 from bpe_core.plugins import registry
 from bpe_text.pretokenizers import _CUT_AFTER_LETTER, _CUT_BEFORE_LETTER
@@ -360,10 +361,10 @@ def test_streamed_text_never_cuts_through_a_special_token(streamed_special_token
     @example(text="x<|a\nb|>y", cut_points=[3, 4, 5])
     def check(text, cut_points):
         streamed_ids = [
-            token for ids, _ in tok.encode_pieces([streamed(text, cut_points)], 1, "all", ()) for token in ids
+            token for ids, _ in encode_pieces(tok, [streamed(text, cut_points)], 1, "all", ()) for token in ids
         ]
         assert streamed_ids == tok.encode(text, allowed_special="all")
-        parts = list(pieces([streamed(text, cut_points)], tok.pretokenizer, tok.safe_cut, context=16))
+        parts = list(pieces([streamed(text, cut_points)], tok.pretokenizer, text_cutter(tok), context=16))
         assert "".join(parts) == text
         boundaries = {sum(map(len, parts[:count])) for count in range(1, len(parts))}
         for token in STREAM_SPECIALS:

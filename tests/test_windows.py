@@ -23,6 +23,7 @@ import bpe_core
 from bpe_core.config import parse_runner
 from bpe_core.contract import MarksBoundaries
 from bpe_core.corpus.shards import ShardOptions, encode_to_shards
+from bpe_core.corpus.streaming import corpus_reader
 from bpe_core.corpus.training_windows import Windower, WindowReport
 from bpe_core.idfiles import read_shards
 from bpe_midi.song import read_song
@@ -188,7 +189,7 @@ def test_dna_windows_of_named_records_are_named_and_join_back(tmp_path: Path) ->
     assert_ok(result)
     index = json.loads((tmp_path / "shards" / "index.json").read_text())
     documents = list(read_shards(str(tmp_path / "shards"), tokenizer.vocab_size))
-    record = next(iter(tokenizer.reader().documents([str(genome)])))
+    record = next(iter(corpus_reader(tokenizer).documents([str(genome)])))
     ids = tokenizer.encode(record)
     assert [token for _, _, window in documents for token in window] == ids
     assert all(len(window) <= 1000 for _, _, window in documents)

@@ -29,6 +29,7 @@ from typing import IO, Any
 from bpe_core import progress as progress_bars
 from bpe_core.config import RunnerConfig
 from bpe_core.contract import ReadsRanges, document_name
+from bpe_core.corpus.streaming import corpus_reader, encode_pieces, text_cutter
 from bpe_core.corpus.training_windows import WindowReport, merged_summary, window_name, window_pieces
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, current_umask, reader_files, unwind_on_termination
@@ -67,7 +68,7 @@ def encode_shard(
     tokenizer: Tokenizer, path: str, shard_path: str, options: ShardOptions, workers: int | None
 ) -> tuple[int, int, Entries]:
     """Encode one input file into one shard, piece by piece; returns (documents, tokens, entries)."""
-    documents = tokenizer.reader().documents([path], strict=True)
+    documents = corpus_reader(tokenizer).documents([path], strict=True)
     return _write(tokenizer, documents, shard_path, options, workers, whole=True)
 
 
@@ -77,9 +78,9 @@ def encode_range(
     """Encode the byte range of a file at grid point `start` (see the text plugin's readers) into
     a part of its shard; returns (documents, tokens). For a reader whose ranges are fragments of
     one document per file, no document ends in a part: `join_parts` ends it."""
-    reader = tokenizer.reader()
+    reader = corpus_reader(tokenizer)
     assert isinstance(reader, ReadsRanges)  # only such readers' files are split into ranges
-    documents = reader.range_documents(path, start, step, tokenizer.safe_cut)
+    documents = reader.range_documents(path, start, step, text_cutter(tokenizer))
     count, tokens, _ = _write(tokenizer, documents, part_path, options, 1, whole=not reader.range_fragments)
     return count, tokens
 
@@ -154,7 +155,7 @@ def encode_to_shards(
 ) -> dict[str, Any]:
     """Encode each input file into its own shard in `directory` and write the index; returns it."""
     check_dtype(options.dtype, tokenizer.vocab_size)
-    files = reader_files(tokenizer.reader(), list(paths))
+    files = reader_files(corpus_reader(tokenizer), list(paths))
     target = os.path.normpath(directory)
     staging = _staging_directory(target, directory)
     try:
@@ -182,7 +183,7 @@ def _encode_set(
         data = native.to_dict(tokenizer)
         results = dask.encode_on_dask(
             data,
-            tokenizer.reader(),
+            corpus_reader(tokenizer),
             files,
             shard_paths,
             options,
@@ -355,8 +356,8 @@ def write_ids(
             tokenizer, read, windows, workers, options.allowed_special, options.disallowed_special, reserve
         )
     else:
-        pieces = tokenizer.encode_pieces(
-            read, workers, options.allowed_special, options.disallowed_special, render=render
+        pieces = encode_pieces(
+            tokenizer, read, workers, options.allowed_special, options.disallowed_special, render=render
         )
     line_started = False  # text formats: one line per document, written piece by piece
     name_written = False  # the reader has already given the current document: its name is known

@@ -21,6 +21,7 @@ from typing import Any
 
 from bpe_core.chunking import numbered_pieces
 from bpe_core.contract import MarksBoundaries, document_source
+from bpe_core.corpus.streaming import special_context, text_cutter
 from bpe_core.errors import BpeError, located
 from bpe_core.runners.local import ordered_map
 from bpe_core.specials import Specials, allowed_specials
@@ -208,7 +209,7 @@ def window_pieces(
     disallowed_special: Specials = "all",
     reserve: int = 0,
 ) -> Iterator[tuple[list[int], bool]]:
-    """What `Tokenizer.encode_pieces` gives ((ids, False) pieces, then ([], True) where a document
+    """What `streaming.encode_pieces` gives ((ids, False) pieces, then ([], True) where a document
     ends), with each window a document: windows of at most `report.max_length - reserve` tokens (`reserve`: room for an
     end-of-document token), counted in `report`."""
     limit = report.max_length - reserve
@@ -217,8 +218,9 @@ def window_pieces(
     report.kinds = boundary_kinds(tokenizer)
     marker = Marker(tokenizer, allowed_special, disallowed_special)
     in_flight: dict[int, Any] = {}  # documents not yet ended, to name the one that fails
-    longest = max(map(len, tokenizer.special_tokens), default=0)  # context that safe_cut needs
-    numbered = numbered_pieces(documents, tokenizer.pretokenizer, tokenizer.safe_cut, longest + 2, in_flight)
+    numbered = numbered_pieces(
+        documents, tokenizer.pretokenizer, text_cutter(tokenizer), special_context(tokenizer), in_flight
+    )
 
     def mark(item: tuple[int, int, Any]) -> tuple[int, tuple[list[int], list[list[int]]] | None, str | None]:
         index, line, piece = item

@@ -8,7 +8,7 @@ ships for a tokenizer's reader. Nothing here writes HTML beyond one token's text
 """
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from importlib.resources.abc import Traversable
@@ -17,12 +17,12 @@ from typing import Any, Protocol
 from bpe_core.contract import (
     DrawsTokens,
     Pretokenizer,
-    Reader,
     ReportsOffsets,
     StreamedText,
     TokenDrawing,
     reader_suffixes,
 )
+from bpe_core.corpus.streaming import CorpusTokenizer, corpus_reader, encode_pieces, safe_cut
 from bpe_core.errors import BpeError
 from bpe_core.specials import Specials
 from bpe_core.visual.charts import escape
@@ -33,7 +33,7 @@ SAMPLE_TOKENS = 1200  # every domain: at most this many tokens are shown
 SHIPPED_SAMPLES = ("us-founding-texts.txt", "lambda_phage.fa.gz", "pop909/001.mid")
 
 
-class Shown(Protocol):
+class Shown(CorpusTokenizer, Protocol):
     """What the page reads of a tokenizer (`bpe_core.Tokenizer` has it all)."""
 
     name: str
@@ -53,16 +53,6 @@ class Shown(Protocol):
 
     def encode_with_offsets(self, document: Any) -> tuple[list[int], list[tuple[int, int]]]: ...
 
-    def encode_pieces(
-        self,
-        documents: Any,
-        workers: int | None = ...,
-        allowed_special: Specials = ...,
-        disallowed_special: Specials = ...,
-    ) -> Iterator[tuple[list[int], bool]]: ...
-
-    def safe_cut(self, text: str) -> int: ...
-
     def token_symbols(self, token_id: int) -> tuple[str, ...]: ...
 
     def token_text(self, token_id: int) -> str: ...
@@ -72,8 +62,6 @@ class Shown(Protocol):
     def merged_ids(self) -> list[int]: ...
 
     def regular_ids(self) -> list[int]: ...
-
-    def reader(self) -> Reader: ...
 
 
 @dataclass(frozen=True)
@@ -99,7 +87,7 @@ def _capped_text(tokenizer: Shown, document: Any, limit: int) -> tuple[Any, bool
         document = text
     if not isinstance(document, str) or len(document) <= limit:
         return document, False
-    cut = tokenizer.safe_cut(document[:limit])
+    cut = safe_cut(tokenizer, document[:limit])
     return document[: cut or limit], True
 
 
@@ -219,8 +207,8 @@ class Measured:
 def measure(tokenizer: Shown, ranks: Ranks, path: str, workers: int | None = 1) -> Measured:
     """Encode a whole file as the tokenizer's reader reads it (special-token strings as text)."""
     usage: Counter[int] = Counter()
-    documents = tokenizer.reader().documents([path], strict=True)
-    for ids, _ in tokenizer.encode_pieces(documents, workers, frozenset(), frozenset()):
+    documents = corpus_reader(tokenizer).documents([path], strict=True)
+    for ids, _ in encode_pieces(tokenizer, documents, workers, frozenset(), frozenset()):
         usage.update(ids)
     return measured(path, ranks, usage)
 
@@ -235,7 +223,7 @@ def measured(label: str, ranks: Ranks, usage: Counter[int]) -> Measured:
 def first_document(tokenizer: Shown, path: str) -> Any:
     """The first document of a file, read with the tokenizer's reader; an error naming the file
     when it holds none."""
-    for document in tokenizer.reader().documents([path], strict=True):
+    for document in corpus_reader(tokenizer).documents([path], strict=True):
         return document
     raise BpeError(f"{path}: no documents to show")
 
@@ -243,7 +231,7 @@ def first_document(tokenizer: Shown, path: str) -> Any:
 def shipped_sample(tokenizer: Shown) -> Traversable | None:
     """The first sample shipped in bpe_core/samples that the tokenizer's reader reads (of those
     with one of its suffixes, when it lists them); None when it reads none of them."""
-    suffixes = reader_suffixes(tokenizer.reader())
+    suffixes = reader_suffixes(corpus_reader(tokenizer))
     for name in SHIPPED_SAMPLES:
         if suffixes and not name.endswith(suffixes):
             continue

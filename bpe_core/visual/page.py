@@ -15,6 +15,7 @@ from importlib.resources import as_file
 from typing import Any
 
 from bpe_core.contract import document_source, symbol_unit
+from bpe_core.corpus.streaming import corpus_reader
 from bpe_core.errors import BpeError
 from bpe_core.visual import charts
 from bpe_core.visual.charts import escape
@@ -241,11 +242,14 @@ def page(
 ) -> str:
     """The whole page for `document` (the sample) cut by `tokenizer`, and by `compare` beside it;
     compression and usage are measured on the files `on`, or on the sample when there are none."""
-    if compare is not None and compare.reader().name != tokenizer.reader().name:
-        raise BpeError(
-            f"the compared tokenizer {compare.name!r} reads {compare.reader().name!r} documents and "
-            f"{tokenizer.name!r} reads {tokenizer.reader().name!r} ones: compare tokenizers of one kind of document"
-        )
+    if compare is not None:
+        compared_reader = corpus_reader(compare).name
+        reader = corpus_reader(tokenizer).name
+        if compared_reader != reader:
+            raise BpeError(
+                f"the compared tokenizer {compare.name!r} reads {compared_reader!r} documents and "
+                f"{tokenizer.name!r} reads {reader!r} ones: compare tokenizers of one kind of document"
+            )
     ranks = Ranks(tokenizer)
     shown = cut(tokenizer, document)
     where = source or (os.fspath(document) if isinstance(document, os.PathLike) else document_source(document))
@@ -297,7 +301,7 @@ def notebook(tokenizer: Shown) -> str:
     if sample is None:
         return f'<div class="bpe-view">{style}{_summary(tokenizer)}</div>'
     with as_file(sample) as path:
-        from_reader = tokenizer.reader().documents([str(path)], strict=True)
+        from_reader = corpus_reader(tokenizer).documents([str(path)], strict=True)
         shown = cut(tokenizer, next(from_reader), limit=NOTEBOOK_TOKENS, chars=NOTEBOOK_TOKENS * 8)
     return f'<div class="bpe-view">{style}{_summary(tokenizer)}{_side(tokenizer, ranks, shown, "main")}</div>'
 
@@ -311,8 +315,8 @@ def inspect_page(
         return page(tokenizer, first_document(tokenizer, on[0]), source=on[0], on=on, compare=compare, workers=workers)
     sample = shipped_sample(tokenizer)
     if sample is None:
-        reader = tokenizer.reader().name
+        reader = corpus_reader(tokenizer).name
         raise BpeError(f"no sample ships for the {reader!r} reader; give --on FILE to show one of yours")
     with as_file(sample) as path:  # the document is read while the page is made
-        source = f"{sample.name} (the sample shipped for the {tokenizer.reader().name} reader)"
+        source = f"{sample.name} (the sample shipped for the {corpus_reader(tokenizer).name} reader)"
         return page(tokenizer, first_document(tokenizer, str(path)), source=source, compare=compare, workers=workers)
