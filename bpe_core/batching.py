@@ -103,7 +103,8 @@ class BatchEncoder:
         results: list[list[int]] = []
         start = 0
         while start < len(documents):
-            end, total = start + 1, lengths[start]
+            end = start + 1
+            total = lengths[start]
             while end < len(documents) and total + lengths[end] <= STRINGS_PER_CALL:
                 total += lengths[end]
                 end += 1

@@ -150,7 +150,9 @@ def batched(items: Iterable[Any], size: int, first_size: int | None = None) -> I
         total += piece_size(item)
         if total >= limit:
             yield batch
-            batch, total, limit = [], 0, size
+            batch = []
+            total = 0
+            limit = size
     if batch:
         yield batch
 

@@ -264,7 +264,8 @@ def _decode_to_files(tokenizer: Tokenizer, args: argparse.Namespace) -> int:
     """`decode -o DIR/`: one file per document, DIR/000000.mid, ... (each written atomically), for
     a decoder of files (the `WritesFiles` ability), into a new or empty directory or one that
     holds only such files (a previous decode's, replaced: the ones beyond the new count go)."""
-    decoder, output = tokenizer.decoder, args.output
+    decoder = tokenizer.decoder
+    output = args.output
     if not isinstance(decoder, WritesFiles):
         what = "it is a directory" if os.path.isdir(output) else "a name ending in / is a directory"
         raise BpeError(

@@ -303,7 +303,8 @@ def read_yaml(path: str) -> dict[str, Any]:
 def load_config(source: str | os.PathLike[str] | dict[str, Any], overrides: dict[str, Any] | None = None) -> Config:
     """Validate a YAML file or a dict of the same shape, with dotted-key overrides applied first."""
     if isinstance(source, dict):
-        origin, raw = "<dict>", source
+        origin = "<dict>"
+        raw = source
     else:
         origin = os.fspath(source)
         raw = read_yaml(origin)

@@ -238,7 +238,8 @@ def sum_counts(items: Iterable[tuple[str, Counts]], repeats: bool = False) -> Co
             for item in counts.inputs:
                 if not repeats and (item["path"], item["sha256"]) in seen:
                     raise BpeError(f"{origin}: {item['path']} is counted twice (it is in both counts)")
-            chunks, get = total.chunks, total.chunks.get
+            chunks = total.chunks
+            get = total.chunks.get
             for key, count in counts.chunks.items():
                 chunks[key] = get(key, 0) + count
             total.inputs = total.inputs + counts.inputs

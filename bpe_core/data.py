@@ -110,7 +110,8 @@ class TokenShards:
         """(start, end) of each document in the stream."""
         spans: list[tuple[int, int]] = []
         for number, entry in enumerate(entries):
-            start, end = self.shard_starts[number], self.shard_starts[number + 1]
+            start = self.shard_starts[number]
+            end = self.shard_starts[number + 1]
             lengths = entry.get("lengths")
             if lengths is not None:
                 if sum(lengths) != end - start:
@@ -172,7 +173,8 @@ class TokenShards:
         filled = 0
         shard = max(0, _last_at_or_before(self.shard_starts, start))
         while start < end:
-            shard_start, shard_end = self.shard_starts[shard], self.shard_starts[shard + 1]
+            shard_start = self.shard_starts[shard]
+            shard_end = self.shard_starts[shard + 1]
             take = min(end, shard_end) - start
             if take > 0:
                 window[filled : filled + take] = self._map(shard)[start - shard_start : start - shard_start + take]
@@ -192,7 +194,8 @@ class TokenShards:
 
 def _last_at_or_before(starts: list[int], position: int) -> int:
     """The index of the last shard that begins at or before `position` (shards may be empty)."""
-    low, high = 0, len(starts) - 1
+    low = 0
+    high = len(starts) - 1
     while low < high:
         middle = (low + high + 1) // 2
         if starts[middle] <= position:

@@ -148,7 +148,8 @@ def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | No
         ids.frombytes(data)
         if sys.byteorder == "big":
             ids.byteswap()
-        names, lengths = entry.get("names"), entry.get("lengths")
+        names = entry.get("names")
+        lengths = entry.get("lengths")
         if lengths is not None:  # named records, or windows (`--max-length`)
             if (names is not None and len(names) != len(lengths)) or sum(lengths) != len(ids):
                 raise BpeError(f"{index_path}: the lengths of {entry.get('shard')} do not add up to its {len(ids)} ids")

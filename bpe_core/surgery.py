@@ -255,7 +255,9 @@ def _closed_mirror(tokenizer: Tokenizer) -> list[int] | None:
 
 def _check_renumberable(tokenizer: Tokenizer) -> None:
     """A BpeError saying why when the tokens are not exactly base symbols plus one per merge."""
-    spec, layout, alphabet_size = tokenizer.spec, tokenizer.layout, tokenizer.alphabet_size
+    spec = tokenizer.spec
+    layout = tokenizer.layout
+    alphabet_size = tokenizer.alphabet_size
     problems = []
     fresh = list(range(alphabet_size, alphabet_size + len(spec.internal_merges)))
     if spec.merge_results is not None and spec.merge_results != fresh:

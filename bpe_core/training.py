@@ -152,7 +152,8 @@ def count_documents(
     plan: Plan, documents: Iterable[Any], workers: int | None, progress: bool | None, fraction: float | None
 ) -> Counts:
     """Count the documents (from plan.reader) into a Counts, in `workers` processes."""
-    settings, pretokenizer = plan.settings, plan.pretokenizer
+    settings = plan.settings
+    pretokenizer = plan.pretokenizer
     seed = settings.input.sample.seed if settings.input.sample else 0
     prepare = partial(normalize, normalizers=plan.normalizers)
     sample = None if fraction is None else (fraction, seed)
@@ -303,8 +304,10 @@ def _budget_fraction(plan: Plan, budget: int) -> float:
 def _train_from(
     plan: Plan, counts: Counts, progress: bool | None, started: float, base: Tokenizer | None = None
 ) -> Tokenizer:
-    settings, pretokenizer = plan.settings, plan.pretokenizer
-    alphabet_size, num_merges = plan.alphabet_size, plan.num_merges
+    settings = plan.settings
+    pretokenizer = plan.pretokenizer
+    alphabet_size = plan.alphabet_size
+    num_merges = plan.num_merges
     plugins = registry()
     width = counts.width
     if not any(counts.chunks):  # no chunk, or only empty ones: a tokenizer without merges is no result

@@ -91,7 +91,8 @@ def join_parts(
     """The shard of a file encoded in ranges: its parts in order (then removed); with `fragments`
     the parts make one document, which ends here. Returns (documents, tokens, no entries): ranges
     are read from text, whose documents have no names, and never windowed."""
-    documents, tokens = sum(part[0] for part in parts), sum(part[1] for part in parts)
+    documents = sum(part[0] for part in parts)
+    tokens = sum(part[1] for part in parts)
     with atomic_output(shard_path, binary=True) as out:
         for part_path in part_paths:
             with open(part_path, "rb") as part:
@@ -366,7 +367,8 @@ def write_ids(
             piece = [options.eos_id] if whole and options.eos_id is not None else []
         payload: Any
         if render is None:
-            payload, size = id_bytes(piece, options.dtype), len(piece)
+            payload = id_bytes(piece, options.dtype)
+            size = len(piece)
         elif isinstance(piece, list):  # ids from the windows, the end token: rendered here
             payload, size = render(piece)
         else:

@@ -176,12 +176,15 @@ class Windower:
             self.start = 0
 
     def _cut(self) -> list[int]:
-        start, reach = self.start, self.start + self.limit
-        end, kind = reach, ANYWHERE
+        start = self.start
+        reach = self.start + self.limit
+        end = reach
+        kind = ANYWHERE
         for name, kind_marks in zip(self.kinds, self.marks):
             position = bisect.bisect_right(kind_marks, reach) - 1
             if position >= 0 and kind_marks[position] > start:
-                end, kind = kind_marks[position], name
+                end = kind_marks[position]
+                kind = name
                 break
         self.report.cuts[kind] = self.report.cuts.get(kind, 0) + 1
         self.start = end

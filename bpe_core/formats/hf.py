@@ -131,7 +131,8 @@ def _pattern(path: str, spec: Any) -> tuple[str, bool]:
                 raise _malformed(
                     path, "pre_tokenizer.pretokenizers[0].pattern.Regex", "a non-empty string", pattern["Regex"]
                 )
-            behavior, invert = split.get("behavior"), bool(split.get("invert", False))
+            behavior = split.get("behavior")
+            invert = bool(split.get("invert", False))
             if (behavior, invert) not in (("Isolated", False), ("Removed", True)):
                 raise _refuse(path, f"Split with behavior {behavior!r} (invert {invert}) is not supported")
             _byte_level(path, parts[1], use_regex=False)

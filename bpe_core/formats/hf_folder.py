@@ -47,11 +47,13 @@ def template_post_processor(special_ids: dict[str, int]) -> dict[str, Any] | Non
     B with type id 1) as BERT does, or `<s> A </s>` (and `<s> A </s></s> B </s>`) as RoBERTa
     does; None when the tokenizer has neither pair."""
     if "[CLS]" in special_ids and "[SEP]" in special_ids:
-        first, last = "[CLS]", "[SEP]"
+        first = "[CLS]"
+        last = "[SEP]"
         single = [_piece("SpecialToken", first, 0), _piece("Sequence", "A", 0), _piece("SpecialToken", last, 0)]
         pair = [*single, _piece("Sequence", "B", 1), _piece("SpecialToken", last, 1)]
     elif "<s>" in special_ids and "</s>" in special_ids:
-        first, last = "<s>", "</s>"
+        first = "<s>"
+        last = "</s>"
         single = [_piece("SpecialToken", first, 0), _piece("Sequence", "A", 0), _piece("SpecialToken", last, 0)]
         pair = [*single, _piece("SpecialToken", last, 0), _piece("Sequence", "B", 0), _piece("SpecialToken", last, 0)]
     else:

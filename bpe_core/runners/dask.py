@@ -104,7 +104,8 @@ def plan_tasks(reader: Reader, paths: list[str], range_bytes: int, slots: int = 
         nonlocal group, group_size
         if group:
             tasks.append(Task(tuple(group), group_size))
-            group, group_size = [], 0
+            group = []
+            group_size = 0
 
     for path, size in sizes:
         if size > range_bytes and isinstance(reader, ReadsRanges) and reader.splittable(path):

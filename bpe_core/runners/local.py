@@ -101,7 +101,8 @@ def _batches(items: Iterable[Any], weight: Callable[[Any], int]) -> Iterator[lis
         total += weight(item)
         if len(batch) >= BATCH_ITEMS or total >= BATCH_WEIGHT:
             yield batch
-            batch, total = [], 0
+            batch = []
+            total = 0
     if batch:
         yield batch
 
@@ -185,7 +186,8 @@ def claimed_map(
         return []
     claimed: Any = context.Value("q", 0)  # the next item to claim
     done: Any = context.Value("q", 0)  # the sizes that `function` returned, summed
-    receivers, processes = [], []
+    receivers = []
+    processes = []
     for _ in range(min(workers, len(items)) - 1):
         receiver, sender = context.Pipe(duplex=False)
         process = context.Process(target=_claim_and_hand_over, args=(function, items, claimed, done, handover, sender))
@@ -275,7 +277,8 @@ def _pack_int_lists(lists: list[list[int]]) -> tuple[bytes, bytes]:
 
 
 def _unpack_int_lists(packed: tuple[bytes, bytes]) -> list[list[int]]:
-    flat, lengths = array.array("q"), array.array("q")
+    flat = array.array("q")
+    lengths = array.array("q")
     flat.frombytes(packed[0])
     lengths.frombytes(packed[1])
     values = flat.tolist()

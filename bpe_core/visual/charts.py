@@ -51,7 +51,8 @@ def histogram(counts: dict[int, int], title: str, x_label: str, y_label: str) ->
     """Bars of `counts` (value -> how many), one per value from the smallest to the largest."""
     if not counts:
         return _svg([f'<text x="20" y="40">{escape("nothing to count")}</text>'], title)
-    low, high = min(counts), max(counts)
+    low = min(counts)
+    high = max(counts)
     values = list(range(low, high + 1))
     top = max(counts.values())
     plot_width = WIDTH - MARGIN - 12
@@ -79,9 +80,12 @@ def loglog(points: Sequence[tuple[float, float]], title: str, x_label: str, y_la
     shown = [(x, y) for x, y in points if x > 0 and y > 0]
     if not shown:
         return _svg([f'<text x="20" y="40">{escape("no counts recorded (an imported tokenizer)")}</text>'], title)
-    low_x, high_x = math.log10(min(x for x, _ in shown)), math.log10(max(x for x, _ in shown))
-    low_y, high_y = math.log10(min(y for _, y in shown)), math.log10(max(y for _, y in shown))
-    span_x, span_y = max(high_x - low_x, 1e-9), max(high_y - low_y, 1e-9)
+    low_x = math.log10(min(x for x, _ in shown))
+    high_x = math.log10(max(x for x, _ in shown))
+    low_y = math.log10(min(y for _, y in shown))
+    high_y = math.log10(max(y for _, y in shown))
+    span_x = max(high_x - low_x, 1e-9)
+    span_y = max(high_y - low_y, 1e-9)
     bottom = HEIGHT - MARGIN
 
     def place(x: float, y: float) -> str:

@@ -181,9 +181,11 @@ def token_html(tokenizer: Shown, token: int) -> str:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
             text = data[: error.start].decode("utf-8")
-            bad, data = data[error.start : error.end], data[error.end :]
+            bad = data[error.start : error.end]
+            data = data[error.end :]
         else:
-            bad, data = b"", b""
+            bad = b""
+            data = b""
         parts.append(escape(text).replace("\n", "\u21b5\n"))
         if bad:
             parts.append('<span class="x">' + " ".join(f"{byte:02x}" for byte in bad) + "</span>")

@@ -74,7 +74,8 @@ class KmerDecoder(_FastaWriter):
         self.padded = bool(options.get("padded", False))
 
     def decode(self, symbols: list[int], alphabet: list[str]) -> str:
-        k, stride = self.k, self.stride
+        k = self.k
+        stride = self.stride
         pieces: list[str] = []
         in_kmers = False
         for symbol in symbols:

@@ -50,11 +50,14 @@ def draw(spelled: Sequence[str], spans: Sequence[tuple[int, int]] | None) -> Tok
     """Tooltip lines (GC), marks (`n`) and the GC / N track of the shown tokens, given each
     token's letters (`spelled`, upper case; a special token's are empty)."""
     if spans is None:  # positions from the letters, one after another
-        spans, position = [], 0
+        spans = []
+        position = 0
         for letters in spelled:
             spans.append((position, position + len(letters)))
             position += len(letters)
-    notes, marks, fractions = [], [], []
+    notes = []
+    marks = []
+    fractions = []
     for letters in spelled:
         gc = sum(letter in "GCS" for letter in letters)
         known = sum(letter in "ACGTSW" for letter in letters)  # S and W say G/C or A/T too

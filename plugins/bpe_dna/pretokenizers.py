@@ -173,7 +173,8 @@ class NucleotidePretokenizer:
         max_chunk that overlap by step_back."""
         windows = []
         for match in self.policy.chunk_pattern.finditer(sequence):
-            chunk, offset = match.group(), match.start()
+            chunk = match.group()
+            offset = match.start()
             if self.max_chunk is None or len(chunk) <= self.max_chunk:
                 windows.append((chunk, offset))
                 continue
@@ -380,7 +381,9 @@ class KmerPretokenizer:
         return spans
 
     def symbols(self, chunk: Any) -> list[int]:
-        k, stride, symbol_ids = self.k, self.stride, self.symbol_ids
+        k = self.k
+        stride = self.stride
+        symbol_ids = self.symbol_ids
         if chunk in self.standalone:
             return [symbol_ids[chunk]]
         ids = []

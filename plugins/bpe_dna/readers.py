@@ -172,7 +172,8 @@ class FastaReader(_SequenceReader):
                     if not more:
                         break
                     line += more
-                title, length = line[1:].strip(), 0
+                title = line[1:].strip()
+                length = 0
             else:
                 if not at_line_start and line[0] == ">":
                     line = line[1:]  # never a header; the '>' is no nucleotide and fails later

@@ -45,7 +45,9 @@ def augmentation_of(options: dict[str, Any]) -> Augmentation:
     unknown = sorted(set(value) - set(AUGMENT_KEYS), key=str)
     if unknown:
         raise BpeError(f"pretokenizer.augment has no key {unknown[0]!r}; allowed: {', '.join(AUGMENT_KEYS)}")
-    pitch, velocity, duration = value.get("pitch", 0), value.get("velocity", 0), value.get("duration", 0)
+    pitch = value.get("pitch", 0)
+    velocity = value.get("velocity", 0)
+    duration = value.get("duration", 0)
     for key, number, high in (("pitch", pitch, 127), ("velocity", velocity, 126)):
         if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= high:
             raise BpeError(f"pretokenizer.augment.{key}: expected an integer from 0 to {high}, got {number!r}")

@@ -67,9 +67,12 @@ class MidiDecoder:
             elif kind == "Tempo":
                 tempos.append((step, round(60_000_000 / int(value))))
             elif kind == "Program":
-                program, pitch, velocity = value, None, None
+                program = value
+                pitch = None
+                velocity = None
             elif kind in ("Pitch", "NoteOn") and program is not None:
-                pitch, velocity = int(value), None
+                pitch = int(value)
+                velocity = None
             elif kind == "Velocity" and program is not None and pitch is not None:
                 velocity = int(value)
                 if self.grammar == "midilike":
@@ -117,7 +120,9 @@ class MidiDecoder:
             elif kind == "Tempo":
                 tempos.append((step, round(60_000_000 / int(value))))
             elif kind == "Program":
-                program, pitch, velocity = value, None, None
+                program = value
+                pitch = None
+                velocity = None
             elif kind == "Pitch" and program is not None:
                 pitch = int(value)
             elif kind == "Velocity" and pitch is not None:
@@ -152,7 +157,8 @@ class MidiDecoder:
         lanes: dict[str, list[dict[int, int]]] = {}  # program -> per lane: pitch -> end tick
         lane_notes: dict[tuple[str, int], list[tuple[int, int, int, int]]] = {}
         for program, pitch, velocity, start_step, steps in sorted(notes, key=lambda note: (note[3], note[3] + note[4])):
-            start, end = start_step * TICKS_PER_STEP, (start_step + steps) * TICKS_PER_STEP
+            start = start_step * TICKS_PER_STEP
+            end = (start_step + steps) * TICKS_PER_STEP
             program_lanes = lanes.setdefault(program, [])
             lane = next(
                 (index for index, ends in enumerate(program_lanes) if ends.get(pitch, -1) <= start), len(program_lanes)

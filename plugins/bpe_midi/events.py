@@ -119,12 +119,14 @@ def grid_from_options(options: dict[str, Any]) -> Grid:
     count = _integer(tempo_options, "bins", 32, 1, 256)
     tempos = sorted({round(low * (high / low) ** (index / max(1, count - 1))) for index in range(count)})
     durations: list[int] = []
-    step, limit = 1, 2 * resolution
+    step = 1
+    limit = 2 * resolution
     value = 1
     while value <= MAX_DURATION_BEATS * resolution:
         durations.append(value)
         if value >= limit:
-            step, limit = step * 2, limit * 2
+            step = step * 2
+            limit = limit * 2
         value += step
     choice = options.get("time_signatures", True)
     signatures: tuple[tuple[int, int], ...]
@@ -348,13 +350,15 @@ class MidiEventPretokenizer:
         """`tokenize_bars`, with where each bar line and each beat line begins among the chunks'
         symbols laid end to end (in every split)."""
         grid = self.grid
-        ticks_per_beat, resolution = song.ticks_per_beat, grid.resolution
+        ticks_per_beat = song.ticks_per_beat
+        resolution = grid.resolution
         unsupported = 0
         signatures: list[int] = []
         for tick, numerator, denominator in song.time_signatures:
             if (numerator, denominator) not in grid.signatures:
                 unsupported += 1
-                numerator, denominator = 4, 4
+                numerator = 4
+                denominator = 4
             step = grammars.step_of(tick, ticks_per_beat, resolution)
             index = self.signature_index.get((numerator, denominator), grammars.NO_SYMBOL)
             signatures.extend((step, index, grid.bar_steps(numerator, denominator)))

@@ -34,7 +34,9 @@ def roll_notes(
     notes: list[RollNote] = []
     bar_lines: list[int] = []
     signatures: list[tuple[int, int]] = [(0, 4 * resolution)]  # (step, bar steps), for TSD and MIDILike
-    bar_start, bar_steps, step = -1, 4 * resolution, 0
+    bar_start = -1
+    bar_steps = 4 * resolution
+    step = 0
     program: str | None = None
     pitch: int | None = None
     velocity = False
@@ -59,31 +61,40 @@ def roll_notes(
             elif kind == "TimeShift":
                 step += int(value)
             elif kind == "Program":
-                program, pitch, velocity = value, None, False
+                program = value
+                pitch = None
+                velocity = False
             elif kind in ("Pitch", "NoteOn") and program is not None:
-                pitch, velocity, started = int(value), False, index
+                pitch = int(value)
+                velocity = False
+                started = index
             elif kind == "Velocity" and program is not None and pitch is not None:
                 velocity = True
                 if grammar == "midilike":
                     sounding.setdefault((program, pitch), deque()).append((step, started))
-                    opened, pitch, velocity = (program, pitch), None, False
+                    opened = (program, pitch)
+                    pitch = None
+                    velocity = False
             elif kind == "Duration" and opened is not None:
                 start, token = sounding[opened].pop()
                 notes.append(RollNote(opened[0], opened[1], start, int(value), token))
                 opened = None
             elif kind == "Duration" and program is not None and pitch is not None and velocity:
                 notes.append(RollNote(program, pitch, step, int(value), started))
-                pitch, velocity = None, False
+                pitch = None
+                velocity = False
             elif kind == "NoteOff" and program is not None:
                 waiting = sounding.get((program, int(value)))
                 if waiting:
                     start, token = waiting.popleft()
                     if step > start:
                         notes.append(RollNote(program, int(value), start, step - start, token))
-                pitch, velocity = None, False
+                pitch = None
+                velocity = False
     if grammar != "remi":  # bar lines from the time signatures: time shifts stop at every one
         end = max([step] + [note.start + note.steps for note in notes])
-        line, current = 0, 0
+        line = 0
+        current = 0
         while line <= end:
             while current + 1 < len(signatures) and signatures[current + 1][0] <= line:
                 current += 1
@@ -126,7 +137,8 @@ def draw(labels: Sequence[str], tokens: Sequence[Sequence[int]], grammar: str, r
             body.append(f'<text x="2" y="{y + PITCH_HEIGHT}" font-size="9">C{pitch // 12 - 1}</text>')
     boxes: dict[int, list[int]] = {}  # token -> x0, y0, x1, y1 of its notes
     for note in notes:
-        x, y = 30 + note.start * STEP_WIDTH, (high - note.pitch) * PITCH_HEIGHT
+        x = 30 + note.start * STEP_WIDTH
+        y = (high - note.pitch) * PITCH_HEIGHT
         w = max(note.steps * STEP_WIDTH - 1, 1)
         title = escape(f"token {note.token + 1}: program {note.program}, pitch {note.pitch}")
         body.append(

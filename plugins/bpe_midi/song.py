@@ -115,7 +115,8 @@ def song_from_symusic(source: str, data: bytes) -> Song:
         arrays = track.notes.numpy()
         starts = arrays["time"].tolist()
         ends = (arrays["time"] + arrays["duration"]).tolist()
-        program, drum = track.program, bool(track.is_drum)
+        program = track.program
+        drum = bool(track.is_drum)
         rows = zip(starts, ends, arrays["pitch"].tolist(), arrays["velocity"].tolist())
         notes.extend(NOTE_FROM_TUPLE((*row, program, drum, index)) for row in rows)
     notes.sort(key=NOTE_ORDER)
