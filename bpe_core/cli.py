@@ -226,9 +226,10 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     args.format = args.format or ids_format(args.file) or "ids"
     if args.format == "bin" and args.dtype is None:
         # the width the shard index records for this file, else the narrowest that holds the vocabulary
-        args.dtype = (shard_dtype(args.file) if args.file not in (None, "-") else None) or narrowest_dtype(
-            tokenizer.vocab_size
-        )
+        recorded = None
+        if args.file not in (None, "-"):
+            recorded = shard_dtype(args.file)
+        args.dtype = recorded or narrowest_dtype(tokenizer.vocab_size)
     # an optional decoder ability: records files (DNA: FASTA), chosen by the output's suffix
     decoder = tokenizer.decoder
     if args.output is not None and isinstance(decoder, WritesRecords) and args.output.endswith(decoder.record_suffixes):
@@ -418,8 +419,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
         shown = f"{len(tokenizer.special_tokens)} special tokens" if tokenizer.special_tokens else "no special tokens"
         print(
             f"imported {args.input} ({what}pretokenizer {tokenizer.pretokenizer.name}, vocab {tokenizer.vocab_size}, "
-            f"{shown}) "
-            f"-> {args.output}",
+            f"{shown}) -> {args.output}",
             file=sys.stderr,
         )
     unreachable = tokenizer.provenance.get("unreachable_tokens") or []
@@ -478,6 +478,15 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def _files_read(args: argparse.Namespace) -> str:
+    """The input files of the command, as an error message names them: " reading A, B, C and more"."""
+    files = [str(path) for path in getattr(args, "files", None) or []]
+    if not files:
+        return ""
+    more = " and more" if len(files) > 3 else ""
+    return f" reading {', '.join(files[:3])}{more}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(_version()).parse_args(argv)
     try:
@@ -487,9 +496,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except MemoryError:  # an input too big for this machine: readers bound what they can, this is the rest
-        files = [str(path) for path in getattr(args, "files", None) or []]
-        named = f" reading {', '.join(files[:3])}{' and more' if len(files) > 3 else ''}" if files else ""
-        print(f"error: out of memory{named}: the input needs more memory than this process may use", file=sys.stderr)
+        reading = _files_read(args)
+        print(f"error: out of memory{reading}: the input needs more memory than this process may use", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0

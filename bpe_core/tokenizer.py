@@ -43,18 +43,23 @@ class Tokenizer:
         """Build a tokenizer from its spec (`train`, `load` and the importers make one), resolving
         the pretokenizer, normalizers and decoder by name in `components` (the installed plugins
         by default). Raises a BpeError when the ids do not fit together."""
+        components = components or registry()
         # the registry the components were found in; the readers of its corpora come from it too
-        self.components = components = components or registry()
-        self.pretokenizer = components.pretokenizer(spec.pretokenizer.name, spec.pretokenizer.options)
+        self.components = components
+        pretokenizer = components.pretokenizer(spec.pretokenizer.name, spec.pretokenizer.options)
+        self.pretokenizer = pretokenizer
         try:
-            self.alphabet: list[str] = Alphabet(self.pretokenizer.alphabet()).labels
+            self.alphabet: list[str] = Alphabet(pretokenizer.alphabet()).labels
         except ValueError as error:
-            raise BpeError(f"pretokenizer {self.pretokenizer.name!r}: {error}") from None
-        self.normalizers = [components.normalizer(item.name, item.options) for item in spec.normalizers]
-        pretokenizer = self.pretokenizer
-        options = pretokenizer.decoder_options() if isinstance(pretokenizer, contract.ConfiguresDecoder) else {}
-        self.decoder = components.decoder(pretokenizer.decoder, options)
+            raise BpeError(f"pretokenizer {pretokenizer.name!r}: {error}") from None
         self.alphabet_size = len(self.alphabet)
+        self.normalizers = [components.normalizer(item.name, item.options) for item in spec.normalizers]
+        decoder_options: dict[str, Any] = {}
+        if isinstance(pretokenizer, contract.ConfiguresDecoder):
+            decoder_options = pretokenizer.decoder_options()
+        self.decoder = components.decoder(pretokenizer.decoder, decoder_options)
+
+        # the engine's encoder and decoder, and the ids they give (training's, or an import's own)
         self._encoder, self._decoder = make_codec(
             pretokenizer, self.alphabet_size, spec.internal_merges, spec.merge_results
         )
@@ -67,12 +72,14 @@ class Tokenizer:
         if layout.ids != list(range(internal_count)):
             self._encoder.set_output_ids(layout.ids)
         self.layout = layout
+
         # the spec as it is saved: the pretokenizer's options as it reports them, no layout when it is training's
         self.spec = replace(
             spec,
             pretokenizer=ComponentConfig(self.pretokenizer.name, self.pretokenizer.options()),
             layout=None if layout == trained else layout,
         )
+
         # what the spec says, by name: plain attributes, to read and not to change
         self.name = spec.name
         self.special_tokens = list(spec.special_tokens)
@@ -83,6 +90,7 @@ class Tokenizer:
         self.config = spec.config
         self.provenance = spec.provenance
         self.plugins = spec.plugins
+
         self._special_by_id = {token_id: token for token, token_id in layout.special_ids.items()}
         self._token_lengths: dict[int, int] = {}
         self._packer = self.pretokenizer if isinstance(self.pretokenizer, contract.EncodesPacked) else None
@@ -90,15 +98,21 @@ class Tokenizer:
         self._batches = BatchEncoder(self.encode, self.encode_ordinary, pretokenizer.byte_level, plain, self._encoder)
         if self._packer is not None:  # built with the tokenizer, as tiktoken builds its regex and table
             self._packer.prepare(self._encoder)
+
         self._decodes_to_text = isinstance(self.decoder.decode([], self.alphabet), str)
         self._single_character_labels = all(len(label) == 1 for label in self.alphabet)
+
+        # decoding: the internal token of each id (-1 for the others), then the reserved ids
         used = [*layout.ids, *layout.special_ids.values(), *layout.orphans, -1]
-        self.reserved_ids = range(max(used) + 1, max(used) + 1 + spec.padding)
-        self._internal = [-1] * (max(used) + 1)
+        first_unused = max(used) + 1
+        self.reserved_ids = range(first_unused, first_unused + spec.padding)
+        self._internal = [-1] * first_unused
         for internal in range(internal_count - 1, -1, -1):  # the first internal id wins for shared ids
             if layout.ids[internal] >= 0:
                 self._internal[layout.ids[internal]] = internal
-        gc.collect(1)  # to the oldest generation: young collections would traverse these 200k-item lists
+
+        # to the oldest generation: young collections would traverse these vocabulary-sized lists
+        gc.collect(1)
 
     @property
     def merges(self) -> list[tuple[int, int]]:
@@ -251,15 +265,19 @@ class Tokenizer:
             return self._decode_utf8(ids, errors)
         if not self._special_by_id:
             return self.decoder.decode(self._symbols(ids), self.alphabet)
-        if not self._decodes_to_text:  # a file (MIDI): special tokens (BOS, PAD) mark the sequence, not the music
-            return self.decoder.decode(
-                self._symbols([token for token in ids if token not in self._special_by_id]), self.alphabet
-            )
-        pieces = [
-            part if isinstance(part, str) else self.decoder.decode(self._symbols(part), self.alphabet)
-            for part in special_runs(ids, self._special_by_id)
-        ]
-        return "".join(pieces) if all(isinstance(piece, str) for piece in pieces) else pieces
+        if not self._decodes_to_text:
+            # a file (MIDI): special tokens (BOS, PAD) mark the sequence, not the music
+            regular = [token for token in ids if token not in self._special_by_id]
+            return self.decoder.decode(self._symbols(regular), self.alphabet)
+        pieces: list[Any] = []
+        for part in special_runs(ids, self._special_by_id):
+            if isinstance(part, str):
+                pieces.append(part)
+            else:
+                pieces.append(self.decoder.decode(self._symbols(part), self.alphabet))
+        if all(isinstance(piece, str) for piece in pieces):
+            return "".join(pieces)
+        return pieces
 
     def decode_stream(self) -> "TextStream":
         """An incremental decoder for generation: `push(ids)` returns the text completed so far,
@@ -343,16 +361,30 @@ class Tokenizer:
         if rng is None and not whole_chunks and self._packer is not None:
             return self._packer.encode_packed(self.normalize(document), self._encoder)
         chunks = self.pretokenizer.split(self.normalize(document))
-        if whole_chunks and rng is None:  # a chunk that is a token by itself is looked up before merging
-            found = [(chunk, whole_chunks.get(bytes(self.pretokenizer.symbols(chunk)))) for chunk in chunks]
-            return [t for c, whole in found for t in ([whole] if whole is not None else self._encode_chunks([c]))]
+        if whole_chunks and rng is None:
+            return self._encode_whole_chunks_first(chunks, whole_chunks)
         return self._encode_chunks(chunks, dropout, rng)
+
+    def _encode_whole_chunks_first(self, chunks: Iterable[Any], whole_chunks: dict[bytes, int]) -> list[int]:
+        """A chunk that is a token by itself is that token, looked up before merging (as tiktoken
+        does for every chunk); the others are merged."""
+        ids: list[int] = []
+        for chunk in chunks:
+            whole = whole_chunks.get(bytes(self.pretokenizer.symbols(chunk)))
+            if whole is not None:
+                ids.append(whole)
+            else:
+                ids.extend(self._encode_chunks([chunk]))
+        return ids
 
     def _encode_chunks(self, chunks: Iterable[Any], dropout: float = 0.0, rng: Random | None = None) -> list[int]:
         encoder = self._encoder
         if rng is not None:
-            pieces = (encoder.encode_symbols_dropout(self.pretokenizer.symbols(c), dropout, rng) for c in chunks)
-            return [token for piece in pieces for token in encoder.to_output(piece)]
+            dropped: list[int] = []
+            for chunk in chunks:
+                internal = encoder.encode_symbols_dropout(self.pretokenizer.symbols(chunk), dropout, rng)
+                dropped.extend(encoder.to_output(internal))
+            return dropped
         if self.pretokenizer.byte_level:
             return encoder.encode_utf8_chunks(chunks if isinstance(chunks, list) else list(chunks))
         ids: list[int] = []
@@ -367,7 +399,8 @@ class Tokenizer:
     def _token_length(self, internal: int) -> int:
         length = self._token_lengths.get(internal)
         if length is None:
-            length = self._token_lengths[internal] = len(self._decoder.symbols([internal]))
+            length = len(self._decoder.symbols([internal]))
+            self._token_lengths[internal] = length
         return length
 
     def _decode_utf8(self, ids: Sequence[int], errors: str) -> str:
@@ -395,7 +428,9 @@ class Tokenizer:
         symbols: list[int] = []
         internal: list[int] = []
         for token in ids:
-            inner = internal_of[token] if 0 <= token < len(internal_of) else -1
+            inner = -1
+            if 0 <= token < len(internal_of):
+                inner = internal_of[token]
             if inner >= 0:
                 internal.append(inner)
                 continue
