@@ -20,8 +20,8 @@ from bpe_core.runners.local import WorkerPool, default_workers
 from bpe_core.specials import Specials, allowed_specials
 
 FEW_DOCUMENTS = 64  # a batch of this many documents or fewer is encoded in this process alone
-# ...nor text of fewer characters a worker: a worker meets its share cold and sends the ids back
-# (2 MB of documents, cl100k_base, cold: 0.06-0.08 s alone, 0.10-0.14 s on 2; at 8 MB even)
+# ...nor text of fewer characters a worker: a worker meets its share with a cold cache and sends
+# the ids back, so below this a batch is done sooner in this process alone
 MIN_CHARACTERS_PER_WORKER = 1 << 22
 NO_SPECIALS: frozenset[str] = frozenset()
 STRINGS_PER_CALL = 1 << 20  # characters of documents the pretokenizer joins at once (`encode_strings`)

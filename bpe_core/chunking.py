@@ -29,7 +29,7 @@ from bpe_core.runners.local import claimed_map, ordered_map, shared_map
 SAMPLE_UNIT = 1 << 10  # characters of text per sampling decision (about a paragraph)
 # characters handed to a worker at once: small enough that the batches in flight, their pickled
 # copies and glibc's raised mmap threshold (every freed block of megabytes raises it, so later
-# ones stay in the heap and fragment it) kept 11 MB of text from peaking 50 MB above the imports
+# ones stay in the heap and fragment it) keep counting's peak memory close to the imports'
 BATCH_CHARS = 1 << 18
 # counting's first batch, counted where it is read (no pickled copy): below about a megabyte a
 # forked worker costs more time than it saves

@@ -1,7 +1,7 @@
 """Progress bars for long work: shown on a terminal, silent in pipes and when asked to be quiet.
 
 `input_bar` and `metered` show encoding progress in bytes of input, so that a few large
-documents (one genome, one 80 MB text file) move the bar too, not only many small ones. They
+documents (one genome, one large text file) move the bar too, not only many small ones. They
 measure what has been read; they do not know how long encoding what was read will take.
 """
 

@@ -53,8 +53,8 @@ from bpe_core.tokenizer import Tokenizer
 from bpe_core.veto import TokenVeto
 
 # input from which local counting has each process read parts of its own (`_local_parts`): below
-# it (11 and 22 MB measured) streaming through this process was as fast, and a forked worker that
-# holds the counts of half the input raised the process tree's peak (75 -> 88 MB at 11 MB)
+# it streaming through this process is as fast, and a forked worker that holds the counts of half
+# the input raises the peak memory of the process tree
 LOCAL_PARTS_BYTES = 1 << 25
 
 

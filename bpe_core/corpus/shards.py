@@ -346,7 +346,7 @@ def write_ids(
     # text formats: the workers write each piece's text, so that this process only writes it
     render = None
     if written.format == "ids":
-        # each id's decimal text looked up: a line joins three times as fast as with str per id
+        # each id's decimal text looked up in a table, not made by str() for every id of a line
         render = partial(rendered, [str(token_id) for token_id in range(tokenizer.vocab_size)].__getitem__)
     elif not binary:
         render = partial(rendered, tokenizer.token_text)

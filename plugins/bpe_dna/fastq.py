@@ -1,6 +1,6 @@
 """FASTQ records as Biopython's `FastqGeneralIterator` gives them, (title, sequence, quality),
-without importing Biopython for the common four-line records (the import took 0.2 s of every
-`bpe encode` of reads): they are cut out of large blocks of text a column at a time, as fast as
+without importing Biopython for the common four-line records (the import alone would be a large
+share of a `bpe encode` of reads): they are cut out of large blocks of text a column at a time, as fast as
 Biopython's parser reads them, and come in lists, so that the reader checks a block at once.
 
 The first record that is not plainly four lines (a sequence or quality wrapped over several

@@ -2,10 +2,10 @@
 so that a scanner and the pattern agree on every code point (including unassigned ones and
 surrogates).
 
-Building them takes about a tenth of a second, a fifth of training on 11 MB, so they are built
-once per installed `regex` version and kept, compressed and with their checksum, in the user's
+Building them asks `regex` about every code point, a noticeable part of a small training run, so
+they are built once per installed `regex` version and kept, compressed and with their checksum, in the user's
 cache folder: `BPE_CORE_CACHE` if set (empty: keep nothing), else `$XDG_CACHE_HOME/bpe-core` or
-`~/.cache/bpe-core`. A later process reads about 4 KB instead. A kept file that is unreadable or
+`~/.cache/bpe-core`. A later process reads that small file instead. A kept file that is unreadable or
 does not match its checksum is built again, and a folder that cannot be written is only not used.
 """
 
@@ -34,8 +34,8 @@ CONTRACTION_LETTERS = "sdmtlvre"
 
 def every_code_point() -> str:
     """Every code point in order, lone surrogates included: its UTF-32 bytes laid out byte column
-    by byte column, then decoded (milliseconds, where joining 1.1 million `chr`s takes a third of
-    a second; not cached, so the 4.4 MB go once the tables are built)."""
+    by byte column, then decoded in one call (joining 1.1 million `chr`s is far slower); not
+    cached, so the string goes once the tables are built)."""
     size = 0x110000
     utf32 = bytearray(4 * size)
     utf32[0::4] = bytes(range(256)) * (size // 256)

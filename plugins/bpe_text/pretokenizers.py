@@ -48,8 +48,8 @@ SCANNER_KINDS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
 # contractions, nothing else), and every construct that could read past such a letter (more
 # letters, marks, a contraction) fails on that character exactly as it fails at the end of the
 # text, so the chunks before it are the same whether the text ends there or goes on.
-# (Two plain patterns searched from the end: one pattern with lookbehinds tried at every position
-# took 0.5 s per MiB of text with no cut.)
+# (Two plain patterns searched from the end: one pattern with lookbehinds would be tried at every
+# position of a text with no cut.)
 # runs of characters that take more than one byte in UTF-8, found at C speed so the compiled
 # encoding loop counts bytes one character at a time only in chunks that touch one
 _CUT_BEFORE_LETTER = regex.compile(r"(?<=\S)\n\p{L}", flags=regex.REVERSE)
@@ -259,8 +259,8 @@ class RegexPretokenizer(ByteLevel):
         letter = _CUT_AFTER_LETTER.search(text)
         after = letter.start() + 1 if letter is not None else 0
         # the later cut wins, and a line's cut is later only if its newline is after the letter:
-        # the line search stops there (back to the text's start, it took 0.2 ms a 64 KB block of
-        # the docs, whose lines mostly start with spaces: a seventh of counting 11 MB)
+        # the line search stops there (searching back to the text's start was a large share of
+        # counting text whose lines mostly start with spaces)
         line = _CUT_BEFORE_LETTER.search(text, max(after - 1, 0))
         return max(line.end() - 1 if line is not None else 0, after)
 
