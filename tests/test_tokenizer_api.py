@@ -18,6 +18,7 @@ import pytest
 import regex
 from helpers.outputs import stray_temporary_files
 from helpers.patterns import GPT2_PATTERN
+from helpers.processes import child_processes, wait_until_gone
 from helpers.text import (
     EOT,
     gpt2_byte_characters,
@@ -407,9 +408,16 @@ def any_batch_forks(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_encode_batch_keeps_order_and_equals_encode(tokenizer: bpe_core.Tokenizer, any_batch_forks: None) -> None:
     documents = paragraphs(training_text())[:300] + non_ascii_paragraphs(40) + ["", " ", multilingual_excerpt()]
     expected = [tokenizer.encode(document) for document in documents]
+    tokenizer.close()
+    before = child_processes()
     assert tokenizer.encode_batch(documents, workers=2) == expected
-    assert tokenizer._batches.pool is not None and tokenizer._batches.pool.workers == 2
+    workers = child_processes() - before
+    assert workers, "no worker process serves a batch with workers=2"
+    assert tokenizer.encode_batch(documents, workers=2) == expected
+    assert workers <= child_processes(), "the workers did not stay up for the next batch"
     assert tokenizer.encode_batch(documents, workers=1) == expected
+    tokenizer.close()
+    assert not wait_until_gone(workers), "close() left worker processes running"
     assert tokenizer.encode_batch([], workers=2) == []
 
 
@@ -417,8 +425,9 @@ def test_a_text_batch_too_small_to_keep_two_workers_busy_forks_none(tokenizer: b
     documents = paragraphs(training_text())[:300]
     assert sum(map(len, documents)) < 2 * bpe_core.batching.MIN_CHARACTERS_PER_WORKER
     tokenizer.close()
+    before = child_processes()
     assert tokenizer.encode_batch(documents, workers=2) == [tokenizer.encode(document) for document in documents]
-    assert tokenizer._batches.pool is None
+    assert child_processes() <= before
 
 
 def test_encode_batch_rejects_a_special_string_in_any_document(
@@ -450,14 +459,14 @@ def test_a_tokenizer_garbage_collected_stops_its_batch_workers(
 ) -> None:
     own = bpe_core.Tokenizer(tokenizer.spec)
     documents = paragraphs(training_text())[:200]
-    assert own.encode_ordinary_batch(documents, workers=2) == tokenizer.encode_ordinary_batch(documents, workers=1)
-    pool = own._batches.pool
-    assert pool is not None
-    workers = list(pool.processes)
-    assert workers and all(worker.is_alive() for worker in workers)
-    del own, pool
+    expected = tokenizer.encode_ordinary_batch(documents, workers=1)
+    before = child_processes()
+    assert own.encode_ordinary_batch(documents, workers=2) == expected
+    workers = child_processes() - before
+    assert workers
+    del own
     gc.collect()
-    assert not any(worker.is_alive() for worker in workers)
+    assert not wait_until_gone(workers)
 
 
 def test_encode_ordinary_batch_treats_special_strings_as_text(
@@ -465,8 +474,10 @@ def test_encode_ordinary_batch_treats_special_strings_as_text(
 ) -> None:
     documents = paragraphs(training_text())[:200] + [EOT, f"a{PAD}b", ""]
     expected = [tokenizer.encode_ordinary(document) for document in documents]
+    tokenizer.close()
+    before = child_processes()
     assert tokenizer.encode_ordinary_batch(documents, workers=2) == expected
-    assert tokenizer._batches.pool is not None and tokenizer._batches.pool.workers == 2
+    assert child_processes() - before, "no worker process serves a batch with workers=2"
     assert tokenizer.encode_ordinary_batch(documents, workers=1) == expected
     assert not special_id_set(tokenizer) & {token for ids in expected for token in ids}
 
