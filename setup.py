@@ -20,8 +20,7 @@ COMPILED = sorted(
     path for path in glob.glob("bpe_core/engine/**/*.py", recursive=True) if not path.endswith("__init__.py")
 ) + [
     "plugins/bpe_text/scanner.py",
-    "plugins/bpe_text/counting.py",
-    "plugins/bpe_text/encoding.py",
+    "plugins/bpe_text/packing.py",
     "plugins/bpe_midi/smf.py",
     "plugins/bpe_midi/grammars.py",
 ]

@@ -13,9 +13,10 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from bpe_core.contract import EncodesPackedBatches
+from bpe_core.contract import PacksChunks
 from bpe_core.engine import Encoder
 from bpe_core.errors import BpeError
+from bpe_core.packing import encode_documents
 from bpe_core.runners.local import WorkerPool, default_workers
 from bpe_core.specials import Specials, allowed_specials
 
@@ -61,12 +62,12 @@ class BatchEncoder:
     ) -> None:
         """`byte_level`: text, whose documents are weighed by their characters (and which takes no
         more workers than it gives MIN_CHARACTERS_PER_WORKER each). `packer`: the pretokenizer, if
-        `encode_ordinary` would hand it each document and `encoder` as they are; if it also
-        `EncodesPackedBatches`, a list of strings encoded here goes to it in one call."""
+        `encode_ordinary` would have it pack each document as it is; a list of strings encoded
+        here is then packed in one call (`PacksChunks`)."""
         self.encode_document = encode
         self.encode_ordinary = encode_ordinary
         self.encode_ordinary_strings = (
-            partial(packer.encode_packed_batch, encoder=encoder) if isinstance(packer, EncodesPackedBatches) else None
+            partial(encode_documents, encoder, packer) if isinstance(packer, PacksChunks) else None
         )
         self.byte_level = byte_level
         self.pool: WorkerPool | None = None

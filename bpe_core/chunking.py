@@ -24,6 +24,7 @@ from bpe_core.contract import (
 )
 from bpe_core.engine import ChunkCounts
 from bpe_core.errors import BpeError
+from bpe_core.packing import count_documents
 from bpe_core.runners.local import claimed_map, ordered_map, shared_map
 
 SAMPLE_UNIT = 1 << 10  # characters of text per sampling decision (about a paragraph)
@@ -291,7 +292,7 @@ def _count_packed_into(
     for piece in items:
         if prepare is not None:
             piece = prepare(piece)
-        packer.count_packed(piece, counts)
+        count_documents(counts, packer, [piece])
         size += piece_size(piece)
     return size
 

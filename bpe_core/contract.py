@@ -12,9 +12,9 @@ value may be is the component's own business.
 import codecs
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
-from bpe_core.engine import ChunkCounts, Encoder
+from bpe_core.engine import CONTINUES, PADDING, PLAIN, STARTS
 from bpe_core.errors import BpeError
 
 
@@ -127,33 +127,74 @@ class ReportsCounting(Protocol):
     def count_reported(self, document: Any) -> tuple[Mapping[Hashable, int], Mapping[str, int]]: ...
 
 
+# the roles of symbols in units (`PacksChunks.unit_roles`): a symbol of its own, one that
+# continues a unit, one that starts a unit
+UNIT_PLAIN: Final = PLAIN
+UNIT_CONTINUES: Final = CONTINUES
+UNIT_STARTS: Final = STARTS
+# bytes that must follow the last chunk of `PackedChunks.symbols` (the engine reads keys in words)
+PACKING_PADDING: Final = PADDING
+END_WIDTH: Final = 8  # a chunk end in `PackedChunks.ends`: a little-endian signed 64-bit integer
+
+
+@dataclass(frozen=True)
+class PackedChunks:
+    """Documents' chunks as data, for the framework to count or encode with no Python object per
+    chunk or symbol.
+
+    `symbols`: every chunk's symbol ids, one byte each (alphabets of up to 256 symbols), chunk
+    after chunk and document after document, then PACKING_PADDING. `ends`: where each chunk ends
+    in `symbols`, END_WIDTH bytes each (`array("q", ends).tobytes()` on a little-endian machine;
+    the first chunk starts at 0, every other where the one before ends). `documents[d]`: how many
+    chunks documents 0..d hold together. `repeats_long`: whether long chunks are likely to come
+    again (text's runs of spaces are; a genome's stretches are not), so worth caching.
+    """
+
+    symbols: bytes
+    ends: bytes
+    documents: list[int]
+    repeats_long: bool = True
+
+    @staticmethod
+    def of(documents: Sequence[Sequence[bytes]], repeats_long: bool = True) -> "PackedChunks":
+        """The packed form of each document's chunks, given as their packed symbols."""
+        chunk_ends: list[int] = []
+        counts: list[int] = []
+        end = 0
+        for chunks in documents:
+            for chunk in chunks:
+                end += len(chunk)
+                chunk_ends.append(end)
+            counts.append(len(chunk_ends))
+        symbols = b"".join(chunk for chunks in documents for chunk in chunks) + PADDING
+        ends = b"".join(chunk_end.to_bytes(END_WIDTH, "little") for chunk_end in chunk_ends)
+        return PackedChunks(symbols, ends, counts, repeats_long)
+
+
+@runtime_checkable
+class PacksChunks(Protocol):
+    """A pretokenizer over an alphabet of up to 256 symbols that gives documents' chunks as data
+    (`PackedChunks`), exactly the chunks of `split` mapped by `symbols`: the framework counts and
+    encodes them with no Python object per chunk (training's fastest way to count, and
+    encoding's). `unit_roles()`: each symbol's role in units (UNIT_PLAIN, UNIT_CONTINUES,
+    UNIT_STARTS; text: a character of three or four UTF-8 bytes is a unit, which the engine may
+    read as one token, the same ids with fewer merges), or b"" for none. `prepare()` builds what
+    `pack` uses; it is called when a tokenizer is built, so workers forked later share it."""
+
+    def pack(self, documents: list[Any]) -> PackedChunks: ...
+
+    def unit_roles(self) -> bytes: ...
+
+    def prepare(self) -> None: ...
+
+
 @runtime_checkable
 class CountsPacked(Protocol):
-    """A pretokenizer that adds a document's chunks to a `ChunkCounts` as their packed symbol ids
-    (`counts.pack(symbols(chunk), width)`, the keys of a counts file), with no Python object per
-    chunk: training's fastest way to count, and compact to send between processes."""
+    """A pretokenizer that gives the chunks training counts as data: each occurrence of each
+    chunk `count` would count, packed as `PackedChunks` (text: the chunks of `split`), so the
+    framework counts them in a compiled table with no Python object per chunk."""
 
-    def count_packed(self, document: Any, counts: ChunkCounts) -> None: ...
-
-
-@runtime_checkable
-class EncodesPacked(Protocol):
-    """A pretokenizer that encodes a document itself, handing each chunk to
-    `encoder.encode_range` as a byte range of its packed symbol ids (one byte per symbol), with no
-    Python object per chunk: the ids equal those of `split`, then `symbols` and the engine, chunk
-    for chunk. `prepare` builds what encoding uses, so workers forked afterwards share it."""
-
-    def encode_packed(self, document: Any, encoder: Encoder) -> list[int]: ...
-
-    def prepare(self, encoder: Encoder) -> None: ...
-
-
-@runtime_checkable
-class EncodesPackedBatches(Protocol):
-    """An `EncodesPacked` pretokenizer that encodes many documents (strings) in one call, each as
-    `encode_packed` encodes it (text: their UTF-8 made once for all of them, not once each)."""
-
-    def encode_packed_batch(self, documents: list[str], encoder: Encoder) -> list[list[int]]: ...
+    def pack_counted(self, documents: list[Any]) -> PackedChunks: ...
 
 
 @runtime_checkable
@@ -322,8 +363,7 @@ ABILITIES = (
     CountsChunks,
     ReportsCounting,
     CountsPacked,
-    EncodesPacked,
-    EncodesPackedBatches,
+    PacksChunks,
     ReportsOffsets,
     ReportsEncoding,
     MarksBoundaries,

@@ -15,7 +15,7 @@ from dataclasses import replace
 from random import Random
 from typing import Any
 
-from bpe_core import contract
+from bpe_core import contract, packing
 from bpe_core.batching import BatchEncoder, allowed_sets
 from bpe_core.chunking import normalize
 from bpe_core.config import ComponentConfig
@@ -93,11 +93,11 @@ class Tokenizer:
 
         self._special_by_id = {token_id: token for token, token_id in layout.special_ids.items()}
         self._token_lengths: dict[int, int] = {}
-        self._packer = self.pretokenizer if isinstance(self.pretokenizer, contract.EncodesPacked) else None
+        self._packer = self.pretokenizer if isinstance(self.pretokenizer, contract.PacksChunks) else None
         plain = self._packer if not self.normalizers and not layout.whole_chunks else None  # as in _encode_plain
         self._batches = BatchEncoder(self.encode, self.encode_ordinary, pretokenizer.byte_level, plain, self._encoder)
         if self._packer is not None:  # built with the tokenizer, as tiktoken builds its regex and table
-            self._packer.prepare(self._encoder)
+            packing.prepare(self._encoder, self._packer)
 
         self._decodes_to_text = isinstance(self.decoder.decode([], self.alphabet), str)
         self._single_character_labels = all(len(label) == 1 for label in self.alphabet)
@@ -328,7 +328,11 @@ class Tokenizer:
         """(id, uses) of the merged tokens used most on the training data."""
         usage = self.spec.token_usage
         ranked = sorted(
-            ((self.layout.ids[token], usage[token]) for token in set(self._encoder.merge_results()) if token < len(usage)),
+            (
+                (self.layout.ids[token], usage[token])
+                for token in set(self._encoder.merge_results())
+                if token < len(usage)
+            ),
             key=lambda item: (-item[1], item[0]),
         )
         return ranked[:count]
@@ -359,7 +363,7 @@ class Tokenizer:
     def _encode_plain(self, document: Any, dropout: float, rng: Random | None) -> list[int]:
         whole_chunks = self.layout.whole_chunks
         if rng is None and not whole_chunks and self._packer is not None:
-            return self._packer.encode_packed(self.normalize(document), self._encoder)
+            return packing.encode_documents(self._encoder, self._packer, [self.normalize(document)])[0]
         chunks = self.pretokenizer.split(self.normalize(document))
         if whole_chunks and rng is None:
             return self._encode_whole_chunks_first(chunks, whole_chunks)

@@ -66,10 +66,10 @@ def test_python_started_in_the_source_tree_runs_its_engine_and_the_installed_ker
     code = textwrap.dedent(
         """
         import sys
-        import bpe_core, bpe_core.engine.encode.encoder, bpe_text.encoding
+        import bpe_core, bpe_core.engine.encode.encoder, bpe_text.packing
         tok = bpe_core.train("configs/gpt2-style.yaml", [sys.argv[1]], {"trainer.vocab_size": 300})
         assert tok.decode(tok.encode("naïve café 日本語")) == "naïve café 日本語"
-        print(bpe_core.__file__, bpe_core.engine.encode.encoder.__file__, bpe_text.encoding.__file__)
+        print(bpe_core.__file__, bpe_core.engine.encode.encoder.__file__, bpe_text.packing.__file__)
         """
     )
     environment = {key: value for key, value in os.environ.items() if key != "BPE_CORE_PURE"}

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from bpe_core.chunking import count_chunks, count_packed
 from bpe_core.engine import PADDING, ChunkCounts
+from bpe_core.packing import count_documents
 from bpe_core.plugins import registry
 from bpe_core.runners.local import claimed_map, shared_map
-from bpe_text.counting import count_text
 
 PATTERN_NAMES = ("gpt2", "cl100k", "o200k")
 
@@ -73,7 +73,7 @@ def test_packed_counting_counts_the_utf8_bytes_of_the_scanners_chunks_on_the_doc
     pretokenizer = registry().pretokenizer(name, {})
     text = docs_text()
     table = ChunkCounts()
-    pretokenizer.count_packed(text, table)  # type: ignore[attr-defined]
+    count_documents(table, pretokenizer, [text])  # type: ignore[arg-type]
     expected = Counter(chunk.encode("utf-8") for chunk in pretokenizer.split(text))
     assert table.items() == dict(expected)
 
@@ -85,7 +85,7 @@ def test_packed_counting_counts_the_utf8_bytes_of_the_scanners_chunks_in_japanes
     for name in PATTERN_NAMES:
         pretokenizer = registry().pretokenizer(name, {})
         table = ChunkCounts()
-        pretokenizer.count_packed(text, table)  # type: ignore[attr-defined]
+        count_documents(table, pretokenizer, [text])  # type: ignore[arg-type]
         assert table.items() == dict(Counter(chunk.encode("utf-8") for chunk in pretokenizer.split(text)))
 
 
@@ -104,13 +104,9 @@ def test_packed_counting_counts_the_utf8_bytes_of_the_scanners_chunks_in_japanes
 def test_packed_counting_equals_encoding_each_split_chunk(text: str, name: str) -> None:
     pretokenizer = registry().pretokenizer(name, {})
     table = ChunkCounts()
-    pretokenizer.count_packed(text, table)  # type: ignore[attr-defined]
+    count_documents(table, pretokenizer, [text])  # type: ignore[arg-type]
     expected = Counter(chunk.encode("utf-8", "surrogatepass") for chunk in pretokenizer.split(text))
     assert table.items() == dict(expected)
-    if name != "whitespace":
-        kernel = ChunkCounts()
-        count_text(pretokenizer.scanner, text, kernel)  # type: ignore[attr-defined]
-        assert kernel.items() == dict(expected)
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -1,5 +1,5 @@
 """Encoding chunks given as byte ranges (`Encoder.encode_range`, the compiled short encoder and
-the range cache) and the text plugin's compiled loop over them (`EncodesPacked`).
+the range cache) and the text plugin's compiled packing loop (`PacksChunks`).
 
 Every claim is an equality with the engine's own per-chunk path (`encode_symbols`, itself
 checked against the naive reference in test_engine.py) or with the reference: for any merges,
@@ -30,7 +30,7 @@ from bpe_core.engine.encode import encoder as encoder_module
 from bpe_core.engine.encode import units as units_module
 from bpe_core.engine.encode.range_cache import RangeCache
 from bpe_core.plugins import registry
-from bpe_text.encoding import wide_runs
+from bpe_text.packing import wide_runs
 
 pytestmark = pytest.mark.both_modes
 
@@ -236,9 +236,10 @@ def chunk_by_chunk(tokenizer: bpe_core.Tokenizer, text: str) -> list[int]:
     ]
 
 
-def test_built_in_text_pretokenizers_encode_packed(docs_tokenizers):
+def test_built_in_text_pretokenizers_pack_their_chunks(docs_tokenizers):
     for tokenizer in docs_tokenizers.values():
-        assert isinstance(tokenizer.pretokenizer, contract.EncodesPacked)
+        assert isinstance(tokenizer.pretokenizer, contract.PacksChunks)
+        assert isinstance(tokenizer.pretokenizer, contract.CountsPacked)
 
 
 def test_packed_text_encoding_gives_the_chunk_by_chunk_ids_on_the_python_docs(docs_tokenizers, docs_text):
@@ -276,14 +277,12 @@ def test_a_batch_of_strings_gives_each_its_own_ids_however_the_text_is_cut(docs_
     cuts = sorted(random.Random(5).sample(range(len(text)), 400))
     documents = [text[start:end] for start, end in zip([0, *cuts], [*cuts, len(text)])] + BOUNDARY_PIECES
     for tokenizer in docs_tokenizers.values():
-        assert isinstance(tokenizer.pretokenizer, contract.EncodesPackedBatches)
         expected = [chunk_by_chunk(tokenizer, document) for document in documents]
         assert tokenizer.encode_ordinary_batch(documents, workers=1) == expected
 
 
 def test_a_batch_under_a_pattern_with_no_compiled_scanner_gives_each_its_own_ids(docs_tokenizers):
-    """A pattern of the user's own has no compiled scanner: its batch goes to `encode_packed`,
-    document by document."""
+    """A pattern of the user's own has no compiled scanner: its batch is packed from `split`."""
     spec = replace(
         docs_tokenizers["gpt2"].spec, pretokenizer=ComponentConfig("regex", {"pattern": r"\w+|\s+|[^\w\s]+"})
     )
@@ -389,7 +388,7 @@ def test_packed_dna_encoding_gives_the_chunk_by_chunk_ids_on_reads_and_genomes(d
     (chr17,) = fasta_records(CHR17_PATH)
     sequences = [*reads, ecoli[1][:200_000], chr17[1], chr17[1].lower()]
     for tokenizer in dna_tokenizers:
-        assert isinstance(tokenizer.pretokenizer, contract.EncodesPacked)
+        assert isinstance(tokenizer.pretokenizer, contract.PacksChunks)
         for sequence in sequences:
             assert tokenizer.encode(sequence) == dna_chunk_by_chunk(tokenizer, sequence)
 

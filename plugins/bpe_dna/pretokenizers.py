@@ -14,9 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from bpe_core.contract import TokenDrawing, check_options
-from bpe_core.engine import Encoder
-from bpe_core.engine import PADDING
+from bpe_core.contract import PackedChunks, TokenDrawing, check_options
 from bpe_core.errors import BpeError
 from bpe_dna import drawing
 from bpe_dna.readers import Record
@@ -201,39 +199,41 @@ class NucleotidePretokenizer:
             return [sequence]
         return self._chunks(sequence, 0)
 
-    def encode_packed(self, document: Any, encoder: Encoder) -> list[int]:
-        """The document's ids, each chunk handed to the engine as a byte range of its symbol ids,
-        cut as `split` cuts: without max_chunk, an ASCII sequence is mapped with `bytes.translate`
-        and the letters that stand alone (N, IUPAC) are found with `bytes.find`, so a read is
-        one range or a few; other sequences, and any with a letter outside the alphabet (for
-        the error `split` gives), go chunk by chunk. Long runs are not cached: a read or a genome
-        rarely comes again."""
+    def pack(self, documents: list[Any]) -> PackedChunks:
+        """The documents' chunks as their symbol ids, cut as `split` cuts (long stretches are
+        marked as unlikely to repeat: a read or a genome rarely comes again)."""
+        return PackedChunks.of([self._packed_chunks(document) for document in documents], repeats_long=False)
+
+    def _packed_chunks(self, document: Any) -> list[bytes]:
+        """Without max_chunk, an ASCII sequence is mapped with `bytes.translate` and the letters
+        that stand alone (N, IUPAC) are found with `bytes.find`, so a read is one chunk or a few;
+        other sequences, and any with a letter outside the alphabet (for the error `split`
+        gives), go chunk by chunk."""
         sequence, _ = _sequence_of(document)
-        ids: list[int] = []
         if self.max_chunk is None and sequence.isascii():
             letters = sequence.encode("ascii")
             mapped = letters.translate(self.letter_table)
             if NOT_A_SYMBOL not in mapped:
-                data = mapped + PADDING
                 merging = letters.translate(self.merging_table)
+                chunks: list[bytes] = []
                 start = 0
                 alone = merging.find(NOT_A_SYMBOL)
                 while alone >= 0:
                     if alone > start:
-                        encoder.encode_range(data, start, alone, ids, cache_long=False)
-                    encoder.encode_range(data, alone, alone + 1, ids)
+                        chunks.append(mapped[start:alone])
+                    chunks.append(mapped[alone : alone + 1])
                     start = alone + 1
                     alone = merging.find(NOT_A_SYMBOL, start)
                 if start < len(mapped):
-                    encoder.encode_range(data, start, len(mapped), ids, cache_long=False)
-                return ids
-        for chunk in self.split(document):
-            encoder.encode_range(bytes(self.symbols(chunk)) + PADDING, 0, len(chunk), ids)
-        return ids
+                    chunks.append(mapped[start:] if start else mapped)
+                return chunks
+        return [bytes(self.symbols(chunk)) for chunk in self.split(document)]
 
-    def prepare(self, encoder: Encoder) -> None:
-        """Build the engine's tables for `encode_packed`."""
-        encoder.prepare_ranges()
+    def unit_roles(self) -> bytes:
+        return b""
+
+    def prepare(self) -> None:
+        """Nothing to build: the letter tables are made with the pretokenizer."""
 
     def count(self, document: Any) -> dict[str, int]:
         """Chunks for training: windows overlap by `overlap`; with reverse_complement: augment,

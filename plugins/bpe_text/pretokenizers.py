@@ -5,19 +5,17 @@ Lone surrogates (which Python strings may hold) are encoded with "surrogatepass"
 `decode(encode(x)) == x` for every Python string (the `text` decoder restores them).
 """
 
+from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Hashable
 from typing import Any
 
 import regex
 
-from bpe_core.contract import check_options
-from bpe_core.engine import ChunkCounts, Encoder
-from bpe_core.engine import PADDING
+from bpe_core.contract import UNIT_CONTINUES, UNIT_PLAIN, UNIT_STARTS, PackedChunks, check_options
 from bpe_core.errors import BpeError
 from bpe_text.classes import case_folds, class_table
-from bpe_text.counting import count_text
-from bpe_text.encoding import UTF8_ROLES, encode_text, encode_texts
+from bpe_text.packing import pack_texts
 from bpe_text.scanner import CL100K, GPT2, O200K, Scanner
 
 PATTERNS: dict[str, str] = {
@@ -79,8 +77,16 @@ def _bytes_to_unicode() -> list[str]:
 
 BYTE_LABELS = _bytes_to_unicode()
 
+# each byte's role in UTF-8 for the engine's units: a character of three or four bytes (CJK, Indic,
+# most symbols) is one unit, its lead byte starting it (0xE0-0xF7) and continuation bytes
+# (0x80-0xBF) continuing it; ASCII and the two-byte characters stay bytes (as units they were
+# mostly not sealed, and looking them up cost more than it saved on German)
+UTF8_ROLES = bytes(
+    UNIT_STARTS if byte >= 0xE0 else UNIT_CONTINUES if 0x80 <= byte < 0xC0 else UNIT_PLAIN for byte in range(256)
+)
 
-class ByteLevel:
+
+class ByteLevel(ABC):
     """Shared byte alphabet, chunk-to-bytes mapping and decoding."""
 
     name = "byte-level"
@@ -95,12 +101,22 @@ class ByteLevel:
         assert isinstance(chunk, str)
         return list(chunk.encode("utf-8", "surrogatepass"))
 
+    @abstractmethod
+    def split(self, document: Any) -> list[str]:
+        """The document's chunks (each subclass splits its own way)."""
 
-def count_split(chunks: list[str], counts: ChunkCounts) -> None:
-    """Add chunks to `counts` as their UTF-8 bytes (the packed symbols of a byte-level chunk)."""
-    for chunk in chunks:
-        data = chunk.encode("utf-8", "surrogatepass")
-        counts.add(data + PADDING, 0, len(data), 1)
+    def pack(self, documents: list[Any]) -> PackedChunks:
+        """The documents' chunks as their UTF-8 bytes (a byte-level chunk's packed symbols)."""
+        return PackedChunks.of(
+            [[chunk.encode("utf-8", "surrogatepass") for chunk in self.split(document)] for document in documents]
+        )
+
+    def pack_counted(self, documents: list[Any]) -> PackedChunks:
+        """Training counts the chunks of `split`."""
+        return self.pack(documents)
+
+    def unit_roles(self) -> bytes:
+        return UTF8_ROLES
 
 
 class RegexPretokenizer(ByteLevel):
@@ -222,36 +238,18 @@ class RegexPretokenizer(ByteLevel):
         scanner.count(document, counts)
         return counts
 
-    def count_packed(self, document: str, counts: ChunkCounts) -> None:
-        """Add the document's chunks to `counts` as their UTF-8 bytes (compiled for the built-in
-        patterns: no string per chunk)."""
+    def pack(self, documents: list[Any]) -> PackedChunks:
+        """The documents' chunks as their UTF-8 bytes: for the built-in patterns, found by the
+        compiled scanner in one pass over the documents joined (no string per chunk)."""
         scanner = self.scanner
-        if scanner is not None:
-            count_text(scanner, document, counts)
-        else:
-            count_split(self.split(document), counts)
+        if scanner is None:
+            return super().pack(documents)
+        symbols, ends, counts = pack_texts(scanner, documents)
+        return PackedChunks(symbols, ends, counts)
 
-    def encode_packed(self, document: str, encoder: Encoder) -> list[int]:
-        """The document's ids: for the built-in patterns, each chunk found by the compiled scanner
-        goes to the engine as a byte range of the document's UTF-8 (no string per chunk)."""
-        scanner = self.scanner
-        if scanner is not None:
-            return encode_text(scanner, document, encoder)
-        return encoder.encode_utf8_chunks(self.split(document))
-
-    def encode_packed_batch(self, documents: list[str], encoder: Encoder) -> list[list[int]]:
-        """Each document's ids (`encode_packed`), the built-in patterns' in one compiled call."""
-        scanner = self.scanner
-        if scanner is not None:
-            return encode_texts(scanner, documents, encoder)
-        return [self.encode_packed(document, encoder) for document in documents]
-
-    def prepare(self, encoder: Encoder) -> None:
-        """Build the scanner's class table and the engine's tables for `encode_packed`, and
-        have the engine read each character's UTF-8 bytes as one unit."""
-        encoder.set_units(UTF8_ROLES)
-        if self.scanner is not None:
-            encoder.prepare_ranges()
+    def prepare(self) -> None:
+        """Build the scanner's class table now (as tiktoken builds its regex with the encoding)."""
+        self.scanner  # noqa: B018 (built on first access)
 
     def safe_cut(self, text: str) -> int:
         if not self.builtin:
@@ -286,8 +284,8 @@ class WhitespacePretokenizer(ByteLevel):
         words: list[str] = document.split()
         return words
 
-    def count_packed(self, document: str, counts: ChunkCounts) -> None:
-        count_split(self.split(document), counts)
+    def prepare(self) -> None:
+        """`str.split` needs nothing built."""
 
     def safe_cut(self, text: str) -> int:
         for index in range(len(text) - 1, -1, -1):

@@ -196,22 +196,32 @@ class Encoder:
     def prepare_ranges(self) -> None:
         """Build what `encode_range` uses (done on its first call too): call it before forking
         workers, so they share it instead of each building its own."""
+        if self.range_cache is not None:
+            return
         if self.alphabet_size > 256:
             raise ValueError(f"packed chunks hold one byte per symbol; this alphabet has {self.alphabet_size}")
-        if self.range_cache is None:
-            self.range_cache = RangeCache(self.cache_size)
+        self.range_cache = RangeCache(self.cache_size)
         if self.unit_roles and self.units is None and self.table.fresh:
             self.units = UnitReader(self.unit_roles, self.kernel)
 
     def encode_ranges(
         self, data: bytes, ends: bytes, first: i64, last: i64, start: i64, out: list[int], cache_long: bool
     ) -> i64:
-        """Extend `out` with the ids (output layout) of chunks first..last - 1 of a packed
-        document: chunk k ends at the little-endian i64 at ends[8 * k], and the first starts at
-        `start` (the end of the one before). The end of the last chunk, where the next starts."""
+        """Extend `out` with the ids (output layout) of chunks first..last - 1 of packed chunks:
+        chunk k ends at the little-endian i64 at ends[8 * k], and chunk `first` starts at `start`
+        (where the one before ends). Gives where the last one ends. Each chunk as `encode_range`
+        encodes it (the cache asked here: no call more per chunk)."""
+        self.prepare_ranges()
+        cache = self.range_cache
+        assert cache is not None
         for chunk in range(first, last):
             end = read_i64_le(ends, END_WIDTH * chunk)
-            self.encode_range(data, start, end, out, cache_long)
+            if end - start >= LONG_CHUNK and not cache_long:
+                self._encode_into(data, start, end, out)
+            elif not cache.extend_found(data, start, end, out):
+                begin = len(out)
+                self._encode_into(data, start, end, out)
+                cache.add(data, start, end, out, begin)
             start = end
         return start
 

@@ -110,6 +110,16 @@ class ChunkCounts:
         if 2 * len(self.length) > mask + 1:
             self._grow()
 
+    def add_ranges(self, data: bytes, ends: bytes, first: i64, last: i64, start: i64) -> i64:
+        """Count chunks first..last - 1 of packed chunks once each: chunk k ends at the
+        little-endian i64 at ends[8 * k], and chunk `first` starts at `start`. Gives where the
+        last one ends."""
+        for chunk in range(first, last):
+            end = read_i64_le(ends, WORD * chunk)
+            self.add(data, start, end, 1)
+            start = end
+        return start
+
     def _same_rest(self, entry: i64, data: bytes, start: i64) -> bool:
         """Whether the words after the first of key `entry` are those of data[start:] (same length)."""
         size = self.length[entry]

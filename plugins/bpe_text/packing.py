@@ -1,66 +1,46 @@
-"""The compiled encoding loop for byte-level text: a built-in pattern's scanner splits the text
-and each chunk goes to the engine as a byte range of the text's UTF-8 (`Encoder.encode_range`),
-so a chunk that was seen before costs a scan and a lookup, with no Python string per chunk and
-no Python object per byte.
+"""The compiled packing loop for byte-level text: a built-in pattern's scanner splits the text,
+and each chunk becomes a byte range of the text's UTF-8 (its packed symbols), recorded by its
+end, so a document's chunks become data (`contract.PackedChunks`) with no Python string per chunk.
 
-A mypyc kernel like the scanner: no pluggy, no `regex`, no I/O. It encodes what `Scanner.split`
-gives, chunk for chunk (the tests compare them).
+A mypyc kernel like the scanner: no pluggy, no `regex`, no I/O, no engine. It packs what
+`Scanner.split` gives, chunk for chunk (the tests compare them).
 """
 
 from typing import Final
 
-from librt.strings import read_i64_le
+from librt.strings import BytesWriter, read_i64_le, write_i64_le
 from librt.vecs import append, vec
 from mypy_extensions import i64
 
-from bpe_core.engine import PADDING
-from bpe_core.engine import Encoder
-from bpe_core.engine import CONTINUES, PLAIN, STARTS
+from bpe_core.contract import PACKING_PADDING
 from bpe_text.scanner import Scanner
 
 # the high bit of each byte of a word: a word of ASCII has none of them set
 HIGH_BITS: Final[i64] = -0x7F7F7F7F7F7F7F80  # 0x8080808080808080 as a signed 64-bit word
 NO_RUN: Final[i64] = 1 << 62  # `ByteOffsets.plain_until` when no run is left
-# each byte's role in UTF-8 for the engine's units (`Encoder.set_units`): a character of three or
-# four bytes (CJK, Indic, most symbols) is one unit, its lead byte starting it (0xE0-0xF7) and
-# continuation bytes (0x80-0xBF) continuing it; ASCII and the two-byte characters are left as bytes
-# (as units they were mostly not sealed, and looking them up cost more than it saved on German)
-UTF8_ROLES: Final = bytes(
-    STARTS if byte >= 0xE0 else CONTINUES if 0x80 <= byte < 0xC0 else PLAIN for byte in range(256)
-)
 
 
-def encode_text(scanner: Scanner, text: str, encoder: Encoder) -> list[int]:
-    """The ids of the text's chunks, one after the other (lone surrogates as "surrogatepass"
-    encodes them, three bytes each)."""
-    return encode_texts(scanner, [text], encoder)[0]
-
-
-def encode_texts(scanner: Scanner, texts: list[str], encoder: Encoder) -> list[list[int]]:
-    """Each text's ids (`encode_text`), the texts encoded to UTF-8 and read for runs of wide
-    characters once, joined: the scanner is told where each ends, so no chunk crosses texts."""
+def pack_texts(scanner: Scanner, texts: list[str]) -> tuple[bytes, bytes, list[int]]:
+    """The texts' chunks packed (`PackedChunks`' symbols, ends and documents): the texts' UTF-8
+    ("surrogatepass": a lone surrogate is three bytes), made and read for runs of wide characters
+    once, joined; the scanner is told where each text ends, so no chunk crosses two."""
     joined = "".join(texts)  # a single text is joined to itself, not copied
-    data = joined.encode("utf-8", "surrogatepass") + PADDING
+    data = joined.encode("utf-8", "surrogatepass") + PACKING_PADDING
     offsets = ByteOffsets(joined, data)
-    encoder.set_units(UTF8_ROLES)
-    encoder.prepare_ranges()
-    cache = encoder.range_cache
-    assert cache is not None
-    results: list[list[int]] = []
+    ends = BytesWriter()
+    documents: list[int] = []
+    chunks: i64 = 0
     start: i64 = 0
-    byte_start: i64 = 0
     for text in texts:
         size: i64 = start + len(text)  # where this text ends in `joined`
-        ids: list[int] = []
         while start < size:
             end = scanner.chunk_end(joined, start, size)
             byte_end = end + offsets.extra if end <= offsets.plain_until else offsets.at(end)
-            if not cache.extend_found(data, byte_start, byte_end, ids):  # the cache first: no call more per chunk
-                encoder.encode_range(data, byte_start, byte_end, ids)
+            write_i64_le(ends, byte_end)
+            chunks += 1
             start = end
-            byte_start = byte_end
-        results.append(ids)
-    return results
+        documents.append(chunks)
+    return data, ends.getvalue(), documents
 
 
 class ByteOffsets:
@@ -76,8 +56,8 @@ class ByteOffsets:
     plain_until: i64
 
     def __init__(self, text: str, data: bytes) -> None:
-        """`data`: the text's UTF-8 ("surrogatepass"), then PADDING."""
-        self.wide = vec[i64]() if text.isascii() else wide_runs(data, len(data) - len(PADDING))
+        """`data`: the text's UTF-8 ("surrogatepass"), then PACKING_PADDING."""
+        self.wide = vec[i64]() if text.isascii() else wide_runs(data, len(data) - len(PACKING_PADDING))
         self.runs = len(self.wide)
         self.run = 0
         self.extra = 0
@@ -102,9 +82,9 @@ def wide_runs(data: bytes, end: i64) -> vec[i64]:
     """The runs of characters of one UTF-8 width above one in a text, read from its UTF-8
     `data[:end]` (8 readable bytes past it), as (start, end, width) triples, the offsets in
     characters: ASCII is skipped a word at a time, other bytes are read as UTF-8 lead bytes (a
-    lone surrogate, "surrogatepass", leads three). A regex over the text made a Python object per
-    run: 7-9 ms a megabyte of German or Japanese documents, against 3-4 ms here. A vec, not a
-    list: the caller reads it once per chunk, and a list's items are boxed."""
+    lone surrogate, "surrogatepass", leads three). Not a regex over the text, which makes a
+    Python object per run; a vec, not a list: the caller reads it once per chunk, and a list's
+    items are boxed."""
     runs = vec[i64]()
     high_bits: i64 = HIGH_BITS  # unboxed once: mypyc keeps a literal this large as a Python int
     position: i64 = 0  # a byte offset where a character starts
