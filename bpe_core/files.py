@@ -117,7 +117,7 @@ def unwind_on_termination() -> Iterator[None]:
         yield
         return
 
-    def terminate(signum: int, frame: FrameType | None) -> None:
+    def terminate(signum: int, _frame: FrameType | None) -> None:
         raise SystemExit(128 + signum)
 
     taken = [signum for signum in _TERMINATING if signal.getsignal(signum) == signal.SIG_DFL]
