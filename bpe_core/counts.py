@@ -41,7 +41,11 @@ MAX_TRAINING_SYMBOLS = (1 << 63) - 1
 
 def symbol_width(alphabet_size: int) -> int:
     """Bytes per packed symbol."""
-    return 1 if alphabet_size <= 1 << 8 else 2 if alphabet_size <= 1 << 16 else 3
+    if alphabet_size <= 1 << 8:
+        return 1
+    if alphabet_size <= 1 << 16:
+        return 2
+    return 3
 
 
 def pack(symbols: Sequence[int], width: int) -> bytes:

@@ -108,7 +108,11 @@ def trim(
             token = alphabet_size + rank
             if token in why:
                 continue
-            part = left if left in why else right if right in why else None
+            part = None
+            if left in why:
+                part = left
+            elif right in why:
+                part = right
             if part is not None:
                 why[token] = f"built on {external[part]}"
             elif mirror is not None and mirror[token] in why:

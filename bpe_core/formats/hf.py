@@ -369,16 +369,17 @@ def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
     normalizers = [{"type": normalizer_types[item.name]} for item in tokenizer.spec.normalizers]
     if components.get("normalizer") is not None:
         normalizers.append(components["normalizer"])
+    normalizer: Any = None
+    if len(normalizers) == 1:
+        normalizer = normalizers[0]
+    elif normalizers:
+        normalizer = {"type": "Sequence", "normalizers": normalizers}
     data = {
         "version": "1.0",
         "truncation": None,
         "padding": None,
         "added_tokens": added,
-        "normalizer": None
-        if not normalizers
-        else normalizers[0]
-        if len(normalizers) == 1
-        else {"type": "Sequence", "normalizers": normalizers},
+        "normalizer": normalizer,
         "pre_tokenizer": components["pre_tokenizer"],
         "post_processor": template_post_processor(tokenizer.special_ids),
         "decoder": components["decoder"],

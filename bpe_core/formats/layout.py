@@ -74,10 +74,12 @@ def check_layout(
         if not isinstance(token_text, str) or not token_text:
             raise BpeError(f"{field}: a special token is a non-empty string")
         check_id(token, field)
-        clash = (
-            f"ids[{first_index[token]}]" if token in first_index else f"orphans[{token}]" if token in orphans else None
-        )
-        if clash is None and token in special_of:
+        clash = None
+        if token in first_index:
+            clash = f"ids[{first_index[token]}]"
+        elif token in orphans:
+            clash = f"orphans[{token}]"
+        elif token in special_of:
             clash = f"special_ids[{_short(special_of[token])}]"
         if clash is not None:
             raise BpeError(f"{field}: id {token} is also {clash}; an id stands for one token")

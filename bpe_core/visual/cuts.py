@@ -253,6 +253,11 @@ def sample_rows(values: Sequence[int]) -> list[tuple[str, list[float]]]:
         buckets[value.bit_length()] += 1
     rows = []
     for bucket in range(max(buckets, default=0) + 1):
-        label = "never" if bucket == 0 else "1" if bucket == 1 else f"{1 << (bucket - 1)}-{(1 << bucket) - 1}"
+        if bucket == 0:
+            label = "never"
+        elif bucket == 1:
+            label = "1"
+        else:
+            label = f"{1 << (bucket - 1)}-{(1 << bucket) - 1}"
         rows.append((f"{label} uses", [float(buckets.get(bucket, 0))]))
     return rows
