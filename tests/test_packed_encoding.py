@@ -1,12 +1,15 @@
-"""Encoding chunks given as byte ranges (`Encoder.encode_range`, the compiled short encoder and
-the range cache) and the text plugin's compiled packing loop (`PacksChunks`).
+"""Encoding chunks given as byte ranges (`Encoder.encode_range`, `encode_uncached`: the merge
+loops, sealed units read as tokens, the cache of ranges) and the text plugin's compiled packing
+loop (`PacksChunks`).
 
 Every claim is an equality with the engine's own per-chunk path (`encode_symbols`, itself
 checked against the naive reference in test_engine.py) or with the reference: for any merges,
-merges that reuse ids, output layouts that drop tokens, chunks long enough to leave the short
-encoder, and caches small enough to be emptied mid-document. On the Python docs and on
-arbitrary Unicode text the text loop gives what splitting and encoding chunk by chunk gives, and
-the scanners it walks with split as the published patterns do under `regex`.
+merges that reuse ids, output layouts that drop tokens, chunks from one symbol to thousands
+(past every length at which the engine changes its loop), and caches small enough to be emptied
+mid-document. On the Python docs and on arbitrary Unicode text the text loop gives what splitting
+and encoding chunk by chunk gives, and the scanners it walks with split as the published patterns
+do under `regex`. Only `bpe_core.engine`'s public names are used, and no engine object's state is
+read.
 """
 
 import gzip
@@ -26,15 +29,16 @@ import bpe_core
 from bpe_core import contract, engine
 from bpe_core.config import ComponentConfig
 from bpe_core.engine import PADDING
-from bpe_core.engine.encode import encoder as encoder_module
-from bpe_core.engine.encode import units as units_module
-from bpe_core.engine.encode.range_cache import RangeCache
 from bpe_core.plugins import registry
 from bpe_text.packing import wide_runs
 
 pytestmark = pytest.mark.both_modes
 
-LONG_CHUNK = encoder_module.LONG_CHUNK
+# chunk lengths from a symbol to a genome's piece, spread so that any length at which the engine
+# changes its loop has lengths on both sides
+CHUNK_LENGTHS = (1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610, 987, 1_597, 2_584, 4_181, 6_765, 20_000)
+# more units than any round in which the engine weighs how many of them were sealed
+MANY_UNITS = 20_000
 
 
 @st.composite
@@ -142,70 +146,69 @@ def test_a_sealed_unit_is_read_as_one_token_and_an_open_one_as_symbols():
     symbol, and is after a 3 (no merge takes a 1 after a symbol that continues a unit)."""
     roles = bytes(2 if symbol == 1 else 1 if symbol in (2, 3) else 0 for symbol in range(256))
     sealed = unit_encoder(256, [(1, 2), (0, 1)], roles)
-    assert uncached(sealed, [0, 1, 2]) == [0, 256]
-    assert sealed.units is not None and sealed.units.units_sealed == 1
+    assert uncached(sealed, [0, 1, 2]) == [0, 256] == encode_reference(256, [(1, 2), (0, 1)], [0, 1, 2])
     open_unit = unit_encoder(256, [(0, 1), (1, 2)], roles)
     assert uncached(open_unit, [0, 1, 2]) == [256, 2] == encode_reference(256, [(0, 1), (1, 2)], [0, 1, 2])
-    assert open_unit.units is not None and open_unit.units.units_sealed == 0
-    assert uncached(open_unit, [3, 1, 2]) == [3, 257]
-    assert open_unit.units.units_sealed == 1
+    assert uncached(open_unit, [3, 1, 2]) == [3, 257] == encode_reference(256, [(0, 1), (1, 2)], [3, 1, 2])
 
 
-def test_units_stop_being_read_when_few_of_them_are_sealed():
-    """Units 1 2 and 1 3: merge (1, 2) seals the first, nothing makes the second one token. After
-    a round of units of which fewer than a quarter were sealed, chunks are read symbol by symbol,
-    with the same ids; while enough are sealed, units stay on."""
+@pytest.mark.parametrize(
+    "chunk", [[0, 1, 3, 0, 1, 2, 1, 3, 1, 3, 1, 3], [1, 2, 0, 1, 2, 1, 3]], ids=["mostly-open", "mostly-sealed"]
+)
+def test_ids_stay_the_references_however_few_or_many_units_are_sealed(chunk):
+    """Units 1 2 and 1 3: merge (1, 2) seals the first, nothing makes the second one token. Over
+    many units of which few are sealed (the engine may stop reading units) or most (it keeps on),
+    every chunk gets the reference's ids."""
     roles = bytes(2 if symbol == 1 else 1 if symbol in (2, 3) else 0 for symbol in range(256))
     merges = [(1, 2), (0, 256)]
-    mostly_open = unit_encoder(256, merges, roles)
-    for chunk in [[0, 1, 3, 0, 1, 2, 1, 3, 1, 3, 1, 3]] * (units_module.TRIAL // 5 + 1):
-        assert uncached(mostly_open, chunk) == encode_reference(256, merges, chunk)
-    assert mostly_open.units is not None and mostly_open.units.first_start == 256
-    mostly_sealed = unit_encoder(256, merges, roles)
-    for chunk in [[1, 2, 0, 1, 2, 1, 3]] * (units_module.TRIAL // 3 + 1):
-        assert uncached(mostly_sealed, chunk) == encode_reference(256, merges, chunk)
-    assert mostly_sealed.units is not None and mostly_sealed.units.first_start == 1
+    encoder = unit_encoder(256, merges, roles)
+    expected = encode_reference(256, merges, chunk)
+    for _ in range(MANY_UNITS // 3):
+        assert uncached(encoder, chunk) == expected
 
 
-def test_chunks_from_the_short_encoder_length_on_take_the_heap_path_with_the_same_ids():
-    encoder = engine.Encoder(256, [(97, 98), (256, 256), (257, 99)])
-    for length in (LONG_CHUNK - 1, LONG_CHUNK, 5 * LONG_CHUNK):
-        chunk = list(b"ab" * length + b"c")
-        ids: list[int] = []
-        encoder.encode_range(bytes(chunk) + PADDING, 0, len(chunk), ids)
-        assert ids == encoder.encode_symbols(chunk) == encode_reference(256, encoder.merge_pairs(), chunk)
+@pytest.mark.parametrize("cache_long", [True, False])
+def test_byte_ranges_of_every_length_get_the_ids_of_encode_symbols_and_the_reference(cache_long):
+    """Short and long ranges of a text's bytes, one encoder for all of them (the long ones it has
+    met add up as it goes), each encoded twice (the second time from the cache, if it keeps them)."""
+    encoder = engine.Encoder(256, [(97, 98), (256, 256), (257, 99), (99, 97), (259, 98)])
+    for length in CHUNK_LENGTHS:
+        chunk = list(b"ab" * (length // 2) + b"c" * (length % 2))
+        for _ in range(2):
+            ids: list[int] = []
+            encoder.encode_range(bytes(chunk) + PADDING, 0, len(chunk), ids, cache_long)
+            assert ids == encoder.encode_symbols(chunk) == encode_reference(256, encoder.merge_pairs(), chunk)
 
 
-def test_range_cache_tells_chunks_apart_that_share_their_first_eight_bytes_and_empties_when_full():
+def test_cached_ranges_that_share_their_first_eight_bytes_keep_their_own_ids_in_a_cache_of_two():
+    """Three chunks alike in their first eight bytes through a cache of two entries: each one's ids,
+    however often the cache fills and empties."""
+    merges = [(97, 98), (99, 100), (256, 257), (49, 50)]
     data = b"abcdefgh1abcdefgh2abcdefgh" + PADDING
-    cache = RangeCache(2)
-    cache.add(data, 0, 9, [1])
-    cache.add(data, 9, 18, [2, 3])
-
-    def found(start, end):
-        ids: list[int] = []
-        return ids if cache.extend_found(data, start, end, ids) else None
-
-    assert found(0, 9) == [1] and found(9, 18) == [2, 3]
-    assert found(18, 26) is None and found(0, 8) is None
-    cache.add(data, 18, 26, [4])  # the third one empties the cache first
-    assert cache.entries == 1 and found(18, 26) == [4] and found(0, 9) is None
+    ranges = [(0, 9), (9, 18), (18, 26), (0, 8)]
+    encoder = engine.Encoder(256, merges, cache_size=2)
+    for _ in range(3):
+        for start, end in ranges:
+            ids: list[int] = []
+            encoder.encode_range(data, start, end, ids)
+            assert ids == encode_reference(256, merges, list(data[start:end]))
 
 
 @settings(max_examples=100)
 @given(keys=st.lists(st.binary(max_size=30), max_size=300, unique=True))
-def test_range_cache_finds_every_key_it_was_given_past_several_growths(keys):
+def test_every_range_encoded_once_comes_back_with_its_ids_from_a_cache_that_grew(keys):
+    merges = [(0, 0), (97, 98), (256, 97), (255, 1)]
     data = b"".join(keys) + PADDING
     ranges, start = [], 0
     for key in keys:
         ranges.append((start, start + len(key)))
         start += len(key)
-    cache = RangeCache(1 << 18)
-    for index, (start, end) in enumerate(ranges):
-        cache.add(data, start, end, [index] * (index % 3))
-    for index, (start, end) in enumerate(ranges):
-        ids: list[int] = []
-        assert cache.extend_found(data, start, end, ids) and ids == [index] * (index % 3)
+    encoder = engine.Encoder(256, merges)
+    for _ in range(2):
+        for start, end in ranges:
+            ids: list[int] = []
+            encoder.encode_range(data, start, end, ids)
+            assert ids == encode_reference(256, merges, list(data[start:end]))
 
 
 def test_encode_range_refuses_an_alphabet_wider_than_a_byte():
@@ -294,20 +297,21 @@ def test_a_batch_under_a_pattern_with_no_compiled_scanner_gives_each_its_own_ids
 
 
 def test_a_batch_is_joined_in_groups_of_bounded_text(docs_tokenizers, monkeypatch):
-    """However large an in-process batch, the pretokenizer joins at most STRINGS_PER_CALL
-    characters of it at once (or one longer document), and the ids are each document's own."""
+    """However large an in-process batch, the pretokenizer is asked to pack (`PacksChunks.pack`)
+    at most STRINGS_PER_CALL characters of it at once (or one longer document), and the ids are
+    each document's own."""
     monkeypatch.setattr(bpe_core.batching, "STRINGS_PER_CALL", 5_000)
     text = gzip.open(require(BENCHMARK_TEXTS[0]), "rt", encoding="utf-8").read()[:60_000]
     documents = [text[start : start + size] for start, size in zip(range(0, 60_000, 1_500), [700, 6_000, 10] * 20)]
     tokenizer = docs_tokenizers["o200k"]
     calls: list[int] = []
-    strings = tokenizer._batches.encode_ordinary_strings
+    pack = tokenizer.pretokenizer.pack
 
-    def counted(group: list[str]) -> list[list[int]]:
+    def counted(group: list[str]) -> contract.PackedChunks:
         calls.append(sum(map(len, group)))
-        return strings(group)
+        return pack(group)
 
-    monkeypatch.setattr(tokenizer._batches, "encode_ordinary_strings", counted)
+    monkeypatch.setattr(tokenizer.pretokenizer, "pack", counted)
     assert tokenizer.encode_ordinary_batch(documents, workers=1) == [chunk_by_chunk(tokenizer, d) for d in documents]
     assert len(calls) > 10 and sum(calls) == sum(map(len, documents))
     assert all(size <= 5_000 or size == 6_000 for size in calls)
@@ -321,16 +325,16 @@ def test_a_batch_of_any_strings_gives_each_its_own_ids(docs_tokenizers, document
         assert tokenizer.encode_ordinary_batch(documents, workers=1) == expected
 
 
-def test_vocabularies_trained_on_english_stop_reading_japanese_characters_as_units(docs_tokenizers):
-    """Few Japanese characters are whole tokens of a vocabulary trained on the English docs: after a
-    round in which fewer than a quarter were sealed, the short encoder reads symbols, same ids."""
+def test_a_new_tokenizer_trained_on_english_gives_the_chunk_by_chunk_ids_on_japanese_throughout(docs_tokenizers):
+    """Few Japanese characters are whole tokens of a vocabulary trained on the English docs, so the
+    engine may stop reading them as units partway: a new tokenizer's ids on a Japanese text are the
+    chunk-by-chunk ids from its first character to its last, and the same again on a second pass."""
     text = gzip.open(require(BENCHMARK_TEXTS[0]), "rt", encoding="utf-8").read()[:100_000]
     for trained in docs_tokenizers.values():
-        tokenizer = bpe_core.Tokenizer(trained.spec)  # its own encoder, units on
-        units = tokenizer._encoder.units
-        assert units is not None and units.first_start == 0xE0
-        assert tokenizer.encode_ordinary(text) == chunk_by_chunk(tokenizer, text)
-        assert tokenizer._encoder.units is units and units.first_start == 256
+        tokenizer = bpe_core.Tokenizer(trained.spec)
+        expected = chunk_by_chunk(tokenizer, text)
+        assert tokenizer.encode_ordinary(text) == expected
+        assert tokenizer.encode_ordinary(text) == expected
 
 
 WIDTH_RUNS = regex.compile(r"[\x80-\u07ff]+|[\u0800-\uffff]+|[\U00010000-\U0010ffff]+")
