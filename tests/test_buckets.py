@@ -15,6 +15,7 @@ import gzip
 import pytest
 from helpers.paths import ECOLI_PATH, LAMBDA_PATH
 from helpers.reference import encode_reference, train_reference
+from helpers.strategies import chunk_shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,12 +45,7 @@ def as_an_import(alphabet_size: int, merges: list[tuple[int, int]]) -> engine.En
 @st.composite
 def merges_and_sequences(draw: st.DrawFn) -> tuple[int, list[tuple[int, int]], list[list[int]]]:
     alphabet_size = draw(st.integers(1, 5))
-    symbol = st.integers(0, alphabet_size - 1)
-    chunk = st.one_of(
-        st.lists(symbol, max_size=60),
-        st.builds(lambda s, n: [s] * n, symbol, st.integers(0, 40)),
-        st.builds(lambda unit, n: unit * n, st.lists(symbol, min_size=1, max_size=3), st.integers(1, 20)),
-    )
+    chunk = chunk_shapes(st.integers(0, alphabet_size - 1), max_length=60, max_unit=3, max_repeats=20)
     corpus = draw(st.lists(chunk, min_size=1, max_size=6))
     merges = train_reference(alphabet_size, corpus, [1] * len(corpus), draw(st.integers(0, 40))).merges
     return alphabet_size, merges, draw(st.lists(chunk, min_size=1, max_size=4))

@@ -10,7 +10,6 @@ refuse it (both peers resolve overlaps leftmost), and trimming keeps a symmetric
 Expected values come from DNA facts (helpers.dna) and the property itself, not from bpe_core.
 """
 
-import gzip
 import random
 from dataclasses import replace
 from pathlib import Path
@@ -18,9 +17,10 @@ from typing import Any
 
 import pytest
 from helpers.cli_runner import assert_clean_error, run_bpe
-from helpers.dna import DNABERT2_CONFIG, reverse_complement, write_fasta
+from helpers.dna import DNABERT2_CONFIG, ecoli_slice, reverse_complement, write_fasta
 from helpers.modes import PURE
-from helpers.paths import ECOLI_PATH, LAMBDA_PATH
+from helpers.paths import LAMBDA_PATH
+from helpers.strategies import chunk_shapes, mirrored_corpora
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,25 +40,11 @@ MIRRORED = {**SYMMETRIC, "pretokenizer.resolve_overlaps": "mirrored"}
 def mirrored_vocabularies(draw: st.DrawFn) -> tuple[int, list[int], list[tuple[int, int]], list[list[int]]]:
     """An alphabet of 1-6 symbols with a random involution (pairs and fixed points), the merges a
     mirrored training run learns on chunks closed under the mirror, and sequences to encode."""
-    alphabet_size = draw(st.integers(1, 6))
-    order = draw(st.permutations(list(range(alphabet_size))))
-    mirror = list(range(alphabet_size))
-    for index in range(draw(st.integers(0, alphabet_size // 2))):
-        left, right = order[2 * index], order[2 * index + 1]
-        mirror[left], mirror[right] = right, left
-    symbol = st.integers(0, alphabet_size - 1)
-    chunk = st.one_of(
-        st.lists(symbol, max_size=30),
-        st.builds(lambda s, n: [s] * n, symbol, st.integers(0, 15)),
-        st.builds(lambda unit, n: unit * n, st.lists(symbol, min_size=1, max_size=3), st.integers(1, 10)),
-    )
-    drawn = draw(st.lists(st.tuples(chunk, st.integers(1, 5)), min_size=1, max_size=6))
-    chunks, weights = [], []
-    for symbols, weight in drawn:
-        chunks += [symbols, [mirror[s] for s in reversed(symbols)]]
-        weights += [weight, weight]
+    shape = {"max_length": 30, "max_run": 15, "max_unit": 3, "max_repeats": 10}
+    alphabet_size, mirror, chunks, weights = draw(mirrored_corpora(**shape))
     merges = engine.train(alphabet_size, chunks, weights, draw(st.integers(1, 40)), mirror=mirror).merges
-    return alphabet_size, mirror, [tuple(pair) for pair in merges], draw(st.lists(chunk, min_size=1, max_size=5))
+    sequences = draw(st.lists(chunk_shapes(st.integers(0, alphabet_size - 1), **shape), min_size=1, max_size=5))
+    return alphabet_size, mirror, [tuple(pair) for pair in merges], sequences
 
 
 @pytest.mark.both_modes
@@ -143,13 +129,6 @@ def test_with_mirrored_resolution_a_reverse_complement_tokenizes_as_the_exact_mi
     forward = mirrored_lambda.encode(sequence)
     assert mirrored_lambda.encode(reverse_complement(sequence)) == mirror_ids(mirrored_lambda, forward)
     assert mirrored_lambda.decode(forward) == sequence
-
-
-def ecoli_slice(length: int) -> str:
-    with gzip.open(ECOLI_PATH, "rt") as handle:
-        handle.readline()
-        text = handle.read(length * 2).replace("\n", "")
-    return text[:length]
 
 
 def cut_points(tokenizer: bpe_core.Tokenizer, ids: list[int]) -> set[int]:

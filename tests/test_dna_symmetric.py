@@ -12,15 +12,16 @@ continued training and through the Hugging Face export. Expected values come fro
 tests/helpers (DNA facts) and the reference here, not from bpe_core.
 """
 
-import gzip
 import random
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.dna import COMPLEMENT, DNABERT2_CONFIG, reverse_complement, single_sequence, write_fasta
+from helpers import strategies
+from helpers.dna import COMPLEMENT, DNABERT2_CONFIG, ecoli_slice, reverse_complement, single_sequence, write_fasta
 from helpers.modes import PURE
-from helpers.paths import ECOLI_PATH, LAMBDA_PATH
+from helpers.paths import LAMBDA_PATH
+from helpers.reference import merge_pair
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -61,18 +62,6 @@ def pair_counts(segments: list[list[int]], weights: list[int]) -> dict[tuple[int
             pair = (chunk[index], chunk[index + 1])
             counts[pair] = counts.get(pair, 0) + weight
     return counts
-
-
-def merge_pair(chunk: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
-    out, index = [], 0
-    while index < len(chunk):
-        if index + 1 < len(chunk) and (chunk[index], chunk[index + 1]) == pair:
-            out.append(new_id)
-            index += 2
-        else:
-            out.append(chunk[index])
-            index += 1
-    return out
 
 
 def train_mirrored_reference(
@@ -125,29 +114,9 @@ def train_mirrored_reference(
 # engine: a generic involution on a small alphabet
 
 
-@st.composite
-def mirrored_corpora(draw: st.DrawFn) -> tuple[int, list[int], list[list[int]], list[int]]:
-    """An alphabet of 1-6 symbols, a random involution on it (pairs and fixed points), and chunks
-    closed under reversal + mirror: each drawn chunk with its mirror image, at the same weight."""
-    alphabet_size = draw(st.integers(1, 6))
-    order = draw(st.permutations(list(range(alphabet_size))))
-    pairs = draw(st.integers(0, alphabet_size // 2))
-    mirror = list(range(alphabet_size))
-    for index in range(pairs):
-        left, right = order[2 * index], order[2 * index + 1]
-        mirror[left], mirror[right] = right, left
-    symbol = st.integers(0, alphabet_size - 1)
-    chunk = st.one_of(
-        st.lists(symbol, max_size=20),
-        st.builds(lambda s, n: [s] * n, symbol, st.integers(0, 12)),
-        st.builds(lambda unit, n: unit * n, st.lists(symbol, min_size=1, max_size=3), st.integers(1, 6)),
-    )
-    drawn = draw(st.lists(st.tuples(chunk, st.integers(1, 5)), min_size=1, max_size=6))
-    chunks, weights = [], []
-    for symbols, weight in drawn:
-        chunks += [symbols, [mirror[s] for s in reversed(symbols)]]
-        weights += [weight, weight]
-    return alphabet_size, mirror, chunks, weights
+def mirrored_corpora() -> st.SearchStrategy[tuple[int, list[int], list[list[int]], list[int]]]:
+    """Corpora closed under a random involution on 1-6 symbols, of short chunks."""
+    return strategies.mirrored_corpora(max_length=20, max_run=12, max_unit=3, max_repeats=6)
 
 
 @pytest.mark.both_modes
@@ -380,13 +349,6 @@ def test_without_ties_the_mirror_image_is_exact(symmetric_lambda: bpe_core.Token
     if not tie_decides(symmetric_lambda, sequence):
         forward, mirrored = mirrored_cuts(symmetric_lambda, sequence)
         assert forward == mirrored
-
-
-def ecoli_slice(length: int) -> str:
-    with gzip.open(ECOLI_PATH, "rt") as handle:
-        handle.readline()
-        text = handle.read(length * 2).replace("\n", "")
-    return text[:length]
 
 
 def mirror_share(tokenizer: bpe_core.Tokenizer, sequence: str) -> float:

@@ -20,6 +20,7 @@ import regex
 from helpers.midi import pop909_paths
 from helpers.paths import LAMBDA_PATH, READS_PATH
 from helpers.reference import decode_reference, train_reference
+from helpers.strategies import WEIGHTS, chunk_shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -85,15 +86,9 @@ def corpora(draw):
     """(alphabet_size, chunks, weights) over 2-5 symbols: random chunks, runs and periodic ones,
     so that pairs repeat and forbidden tokens come up."""
     alphabet_size = draw(st.integers(2, 5))
-    symbol = st.integers(0, alphabet_size - 1)
-    chunk = st.one_of(
-        st.lists(symbol, max_size=20),
-        st.builds(lambda s, n: [s] * n, symbol, st.integers(0, 20)),
-        st.builds(lambda unit, n: unit * n, st.lists(symbol, min_size=1, max_size=4), st.integers(1, 8)),
-    )
+    chunk = chunk_shapes(st.integers(0, alphabet_size - 1), max_length=20, max_run=20, max_repeats=8)
     chunks = draw(st.lists(chunk, min_size=1, max_size=8))
-    weight = st.one_of(st.integers(1, 5), st.integers(1, 2**40))
-    weights = draw(st.lists(weight, min_size=len(chunks), max_size=len(chunks)))
+    weights = draw(st.lists(WEIGHTS, min_size=len(chunks), max_size=len(chunks)))
     return alphabet_size, chunks, weights
 
 

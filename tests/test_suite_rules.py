@@ -45,7 +45,10 @@ def hypothesis_names(tree: ast.Module, helper_names: dict[str, set[str]]) -> set
         elif isinstance(node, ast.ImportFrom) and node.module:
             module = node.module
             for alias in node.names:
-                if module.split(".")[0] == "hypothesis" or alias.name in helper_names.get(module, set()):
+                from_hypothesis = module.split(".")[0] == "hypothesis"
+                helper_name = alias.name in helper_names.get(module, set())
+                helper_module = bool(helper_names.get(f"{module}.{alias.name}"))  # from helpers import strategies
+                if from_hypothesis or helper_name or helper_module:
                     found.add(alias.asname or alias.name)
     definitions: dict[str, ast.AST] = {}
     for node in tree.body:
@@ -198,3 +201,5 @@ def test_the_rule_follows_a_strategy_imported_from_a_helpers_module() -> None:
     source = "from helpers.interop import unicode_text\n\ndef test_round_trip():\n    unicode_text.example()\n"
     assert unmarked_hypothesis_tests(source, {"helpers.interop": {"unicode_text"}}) == ["test_round_trip"]
     assert "unicode_text" in HELPER_NAMES["helpers.interop"]
+    source = "from helpers import strategies\n\ndef test_chunks():\n    strategies.chunk_shapes(None)\n"
+    assert unmarked_hypothesis_tests(source, HELPER_NAMES) == ["test_chunks"]

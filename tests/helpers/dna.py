@@ -73,6 +73,14 @@ def write_fasta(path: Path, records: list[tuple[str, str]], width: int = 70) -> 
     return path
 
 
+def ecoli_slice(length: int) -> str:
+    """The first `length` bases of the E. coli genome, read no further than needed."""
+    with gzip.open(require(ECOLI_PATH), "rt", encoding="ascii") as handle:
+        handle.readline()
+        text = handle.read(length * 2).replace("\n", "")
+    return text[:length]
+
+
 def reverse_complement(sequence: str) -> str:
     return "".join(COMPLEMENT[letter] for letter in reversed(sequence.upper()))
 
