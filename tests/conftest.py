@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from helpers import text
 from helpers.dna import fasta_records
+from helpers.midi import pop909_paths
 from helpers.paths import DOCS_PATH, ECOLI_PATH, TANDEM_PATH, require
 from hypothesis import HealthCheck, settings
 
@@ -28,6 +29,13 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "bpe"))
 
 NUCLEOTIDE_IDS = {"A": 0, "C": 1, "G": 2, "T": 3}
+
+
+@pytest.fixture(scope="module")
+def workdir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty directory for one test module, named after it: where the module's fixtures write the
+    files its tests share (each test that writes files of its own takes `tmp_path`)."""
+    return tmp_path_factory.mktemp(request.module.__name__.removeprefix("test_"))
 
 
 @pytest.fixture(scope="session")
@@ -48,6 +56,12 @@ def docs_slice_path(docs_text: str, tmp_path_factory: pytest.TempPathFactory) ->
     path = tmp_path_factory.mktemp("docs") / "docs-slice.txt"
     path.write_text(docs_text[:400_000], encoding="utf-8", newline="")
     return path
+
+
+@pytest.fixture(scope="session")
+def songs() -> list[Path]:
+    """The 909 POP909 songs, in file-name order."""
+    return pop909_paths()
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ import distributed
 import mido
 import pytest
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
-from helpers.midi import DRUM_CHANNEL, absolute_messages, pop909_paths, reference_song, track_of
+from helpers.midi import DRUM_CHANNEL, absolute_messages, reference_song, track_of
 
 import bpe_core
 from bpe_core.errors import BpeError
@@ -36,8 +36,9 @@ def config(augment: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def songs() -> list[Path]:
-    return pop909_paths()[100 : 100 + SONGS]
+def sample(songs: list[Path]) -> list[Path]:
+    """POP909 songs 101 to 100 + SONGS."""
+    return songs[100 : 100 + SONGS]
 
 
 def rewritten(midi: mido.MidiFile, change: Any) -> mido.MidiFile:
@@ -126,25 +127,25 @@ def pushed_out(songs: list[Path], shifts: list[int]) -> int:
 
 @pytest.mark.both_modes
 def test_augmented_counts_are_the_counts_of_transposed_songs_written_with_mido(
-    songs: list[Path], tmp_path: Path
+    sample: list[Path], tmp_path: Path
 ) -> None:
     shifts = [-4, -3, -2, -1, 1, 2, 3, 4]
-    augmented = bpe_core.count(config({"pitch": 4}), [str(song) for song in songs], progress=False)
-    explicit = bpe_core.count(config(), written(songs, tmp_path, [transpose(s) for s in shifts]), progress=False)
+    augmented = bpe_core.count(config({"pitch": 4}), [str(song) for song in sample], progress=False)
+    explicit = bpe_core.count(config(), written(sample, tmp_path, [transpose(s) for s in shifts]), progress=False)
     assert augmented.chunks == explicit.chunks
     report = augmented.measures["counting"]
     assert report["augmented_copies"] == len(shifts) * SONGS
-    assert report["augment_notes_dropped"] == pushed_out(songs, shifts) > 0
+    assert report["augment_notes_dropped"] == pushed_out(sample, shifts) > 0
     assert "counting" not in explicit.measures
 
 
 @pytest.mark.both_modes
-def test_velocity_and_duration_offsets_count_like_songs_moved_with_mido(songs: list[Path], tmp_path: Path) -> None:
+def test_velocity_and_duration_offsets_count_like_songs_moved_with_mido(sample: list[Path], tmp_path: Path) -> None:
     """velocity V: copies at -V and +V (kept in 1..127); duration D beats: at -D and +D (no note
     shorter than 1/32 beat), each offset alone, as MidiTok's augmentation without combinations."""
     augment = {"velocity": 20, "duration": 0.5}
-    augmented = bpe_core.count(config(augment), [str(song) for song in songs], progress=False)
-    ticks = {mido.MidiFile(song).ticks_per_beat for song in songs}
+    augmented = bpe_core.count(config(augment), [str(song) for song in sample], progress=False)
+    ticks = {mido.MidiFile(song).ticks_per_beat for song in sample}
     assert len(ticks) == 1
     beat = ticks.pop()
     changes = [
@@ -153,13 +154,13 @@ def test_velocity_and_duration_offsets_count_like_songs_moved_with_mido(songs: l
         move_duration(-beat // 2, max(1, round(beat / 32))),
         move_duration(beat // 2, 1),
     ]
-    explicit = bpe_core.count(config(), written(songs, tmp_path, changes), progress=False)
+    explicit = bpe_core.count(config(), written(sample, tmp_path, changes), progress=False)
     assert augmented.chunks == explicit.chunks
     assert augmented.measures["counting"] == {"augment_notes_dropped": 0, "augmented_copies": 4 * SONGS}
 
 
-def test_augmentation_is_deterministic_and_the_same_on_dask(songs: list[Path]) -> None:
-    files = [str(song) for song in songs]
+def test_augmentation_is_deterministic_and_the_same_on_dask(sample: list[Path]) -> None:
+    files = [str(song) for song in sample]
     augment = {"pitch": 2, "velocity": 8, "duration": 0.25}
     once = bpe_core.count(config(augment), files, workers=1, progress=False)
     again = bpe_core.count(config(augment), files, workers=2, progress=False)
@@ -176,19 +177,19 @@ def test_augmentation_is_deterministic_and_the_same_on_dask(songs: list[Path]) -
     assert first.merges == second.merges and first.provenance["counting"] == once.measures["counting"]
 
 
-def test_encoding_is_never_augmented_and_train_reports_the_counting(songs: list[Path], tmp_path: Path) -> None:
+def test_encoding_is_never_augmented_and_train_reports_the_counting(sample: list[Path], tmp_path: Path) -> None:
     (tmp_path / "augment.json").write_text(json.dumps(config({"pitch": 3})))
-    result = run_bpe("train", "augment.json", *songs, "-o", "tok.json", cwd=tmp_path)
+    result = run_bpe("train", "augment.json", *sample, "-o", "tok.json", cwd=tmp_path)
     assert_ok(result)
     tokenizer = bpe_core.load(tmp_path / "tok.json")
-    dropped = pushed_out(songs, [-3, -2, -1, 1, 2, 3])
+    dropped = pushed_out(sample, [-3, -2, -1, 1, 2, 3])
     assert f"counting: augment notes dropped {dropped:,}, augmented copies {6 * SONGS:,}" in result.stderr
     data = json.loads((tmp_path / "tok.json").read_text())
     assert data["pretokenizer"]["options"]["augment"] == {"pitch": 3}
     del data["pretokenizer"]["options"]["augment"]
     (tmp_path / "plain.json").write_text(json.dumps(data))
     plain = bpe_core.load(tmp_path / "plain.json")  # the same merges, no augment
-    for song in songs:
+    for song in sample:
         assert tokenizer.encode(song) == plain.encode(song)
 
 
@@ -202,16 +203,16 @@ def test_encoding_is_never_augmented_and_train_reports_the_counting(songs: list[
     ],
 )
 def test_bad_augment_options_are_errors_naming_the_key(
-    augment: Any, fragment: str, songs: list[Path], tmp_path: Path
+    augment: Any, fragment: str, sample: list[Path], tmp_path: Path
 ) -> None:
     with pytest.raises(BpeError, match=fragment.replace("{", r"\{").replace("}", r"\}")):
-        bpe_core.count(config(augment), [str(songs[0])], progress=False)
+        bpe_core.count(config(augment), [str(sample[0])], progress=False)
     (tmp_path / "bad.json").write_text(json.dumps(config(augment)))
-    assert_clean_error(run_bpe("train", "bad.json", songs[0], cwd=tmp_path), fragment)
+    assert_clean_error(run_bpe("train", "bad.json", sample[0], cwd=tmp_path), fragment)
 
 
-def test_inspect_shows_what_counting_added(songs: list[Path], tmp_path: Path) -> None:
-    bpe_core.train(config({"velocity": 10}), [str(song) for song in songs], progress=False).save(tmp_path / "t.json")
+def test_inspect_shows_what_counting_added(sample: list[Path], tmp_path: Path) -> None:
+    bpe_core.train(config({"velocity": 10}), [str(song) for song in sample], progress=False).save(tmp_path / "t.json")
     shown = assert_ok(run_bpe("inspect", "t.json", cwd=tmp_path))
     assert f"counting:      augment notes dropped 0, augmented copies {2 * SONGS}" in shown
     assert "tokens per beat on the training data" not in shown

@@ -47,13 +47,12 @@ TEXT_CHARS = 300_000  # the slice of the Python docs the command line encodes
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("grammar")
-    with gzip.open(DOCS_PATH, "rt", encoding="utf-8", newline="") as handle:
-        text = handle.read(2 * TEXT_CHARS)
-    (directory / "docs.txt").write_text(text[:TEXT_CHARS], encoding="utf-8", newline="")
-    (directory / "unseen.txt").write_text(text[TEXT_CHARS:], encoding="utf-8", newline="")
-    return directory
+def docs_and_unseen(workdir: Path, docs_text: str) -> Path:
+    """The module's directory holding docs.txt (the first TEXT_CHARS characters of the docs) and
+    unseen.txt (the next TEXT_CHARS)."""
+    (workdir / "docs.txt").write_text(docs_text[:TEXT_CHARS], encoding="utf-8", newline="")
+    (workdir / "unseen.txt").write_text(docs_text[TEXT_CHARS : 2 * TEXT_CHARS], encoding="utf-8", newline="")
+    return workdir
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +90,8 @@ def id_words(path: Path) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def text_tokenizer(workdir: Path) -> Path:
-    path = workdir / "gpt2.json"
+def text_tokenizer(docs_and_unseen: Path) -> Path:
+    path = docs_and_unseen / "gpt2.json"
     assert_ok(
         run_bpe(
             "train",
@@ -103,15 +102,15 @@ def text_tokenizer(workdir: Path) -> Path:
             "-q",
             "--set",
             "trainer.vocab_size=400",
-            cwd=workdir,
+            cwd=docs_and_unseen,
         )
     )
     return path
 
 
 @pytest.fixture(scope="module")
-def dna_tokenizer(workdir: Path) -> Path:
-    path = workdir / "dna.json"
+def dna_tokenizer(docs_and_unseen: Path) -> Path:
+    path = docs_and_unseen / "dna.json"
     assert_ok(
         run_bpe(
             "train",
@@ -122,16 +121,16 @@ def dna_tokenizer(workdir: Path) -> Path:
             "-q",
             "--set",
             "trainer.vocab_size=300",
-            cwd=workdir,
+            cwd=docs_and_unseen,
         )
     )
     return path
 
 
 @pytest.fixture(scope="module")
-def midi_tokenizer(workdir: Path) -> Path:
+def midi_tokenizer(docs_and_unseen: Path) -> Path:
     """midi-remi-bpe trained on 30 POP909 songs at vocabulary 600."""
-    path = workdir / "midi.json"
+    path = docs_and_unseen / "midi.json"
     songs = pop909_paths()[:30]
     assert_ok(
         run_bpe(
@@ -143,7 +142,7 @@ def midi_tokenizer(workdir: Path) -> Path:
             "-q",
             "--set",
             "trainer.vocab_size=600",
-            cwd=workdir,
+            cwd=docs_and_unseen,
         )
     )
     return path
@@ -155,7 +154,7 @@ def midi_tokenizer(workdir: Path) -> Path:
 
 @pytest.mark.parametrize("name", ["cl100k", "o200k"])
 def test_import_of_a_published_vocabulary_encodes_text_with_special_tokens_exactly_like_tiktoken(
-    name: str, workdir: Path, tiktoken_cache: Path, tmp_path: Path
+    name: str, docs_and_unseen: Path, tiktoken_cache: Path, tmp_path: Path
 ) -> None:
     theirs = tiktoken_definition(name, tiktoken_cache)
     result = run_bpe("import", published_vocabulary_path(name), "-o", tmp_path / "tok.json", cwd=tmp_path)
@@ -164,7 +163,9 @@ def test_import_of_a_published_vocabulary_encodes_text_with_special_tokens_exact
         f"published {name}_base" in result.stderr
         and f"{len(theirs.special_tokens_set)} special tokens" in result.stderr
     )
-    text = text_with_specials((workdir / "docs.txt").read_text(encoding="utf-8"), sorted(theirs.special_tokens_set))
+    text = text_with_specials(
+        (docs_and_unseen / "docs.txt").read_text(encoding="utf-8"), sorted(theirs.special_tokens_set)
+    )
     (tmp_path / "text.txt").write_text(text, encoding="utf-8", newline="")
     assert_ok(run_bpe("encode", "-t", "tok.json", "text.txt", "--allow-special", "-o", "ids.txt", "-q", cwd=tmp_path))
     expected = theirs.encode(text, allowed_special="all")
@@ -172,9 +173,9 @@ def test_import_of_a_published_vocabulary_encodes_text_with_special_tokens_exact
     assert len(ours) == len(expected) and ours == expected
     assert theirs.eot_token in ours
     # ordinary text (no specials) too: the issue's o200k count was 67,094 where tiktoken gives its own
-    assert_ok(run_bpe("encode", "-t", "tok.json", workdir / "docs.txt", "-o", "plain.ids", "-q", cwd=tmp_path))
+    assert_ok(run_bpe("encode", "-t", "tok.json", docs_and_unseen / "docs.txt", "-o", "plain.ids", "-q", cwd=tmp_path))
     assert id_words(tmp_path / "plain.ids") == theirs.encode_ordinary(
-        (workdir / "docs.txt").read_text(encoding="utf-8")
+        (docs_and_unseen / "docs.txt").read_text(encoding="utf-8")
     )
 
 
@@ -200,7 +201,9 @@ def test_published_table_matches_tiktokens_definitions(monkeypatch: pytest.Monke
     assert len(PUBLISHED) == 4
 
 
-def test_unknown_tiktoken_file_without_pattern_is_one_error_line_asking_for_it(workdir: Path, tmp_path: Path) -> None:
+def test_unknown_tiktoken_file_without_pattern_is_one_error_line_asking_for_it(
+    docs_and_unseen: Path, tmp_path: Path
+) -> None:
     """A vocabulary that is not a published one (cl100k's first 2,000 ranks) has no default pattern."""
     with gzip.open(published_vocabulary_path("cl100k"), "rb") as handle:
         lines = handle.read().splitlines(keepends=True)[:2000]
@@ -217,8 +220,10 @@ def test_unknown_tiktoken_file_without_pattern_is_one_error_line_asking_for_it(w
     assert_ok(run_bpe("import", "small.tiktoken", "--pattern", "cl100k", "-o", "tok.json", cwd=tmp_path))
     ranks = {base64.b64decode(token): int(rank) for token, rank in (line.split() for line in lines)}
     theirs = tiktoken.Encoding("small", pat_str=tiktoken_cl100k_pattern(), mergeable_ranks=ranks, special_tokens={})
-    assert_ok(run_bpe("encode", "-t", "tok.json", workdir / "docs.txt", "-o", "ids.txt", "-q", cwd=tmp_path))
-    assert id_words(tmp_path / "ids.txt") == theirs.encode_ordinary((workdir / "docs.txt").read_text(encoding="utf-8"))
+    assert_ok(run_bpe("encode", "-t", "tok.json", docs_and_unseen / "docs.txt", "-o", "ids.txt", "-q", cwd=tmp_path))
+    assert id_words(tmp_path / "ids.txt") == theirs.encode_ordinary(
+        (docs_and_unseen / "docs.txt").read_text(encoding="utf-8")
+    )
 
 
 def tiktoken_cl100k_pattern() -> str:
@@ -229,7 +234,7 @@ def tiktoken_cl100k_pattern() -> str:
 
 
 def test_explicit_special_adds_to_and_pattern_replaces_the_published_ones(
-    workdir: Path, tiktoken_cache: Path, tmp_path: Path
+    docs_and_unseen: Path, tiktoken_cache: Path, tmp_path: Path
 ) -> None:
     theirs = tiktoken_definition("o200k", tiktoken_cache)
     custom = {"<|custom|>": theirs.n_vocab}
@@ -251,7 +256,7 @@ def test_explicit_special_adds_to_and_pattern_replaces_the_published_ones(
         special_tokens={**theirs._special_tokens, **custom},
     )
     text = text_with_specials(
-        (workdir / "docs.txt").read_text(encoding="utf-8")[:20_000], ["<|custom|>", "<|endoftext|>"]
+        (docs_and_unseen / "docs.txt").read_text(encoding="utf-8")[:20_000], ["<|custom|>", "<|endoftext|>"]
     )
     (tmp_path / "text.txt").write_text(text, encoding="utf-8", newline="")
     assert_ok(run_bpe("encode", "-t", "tok.json", "text.txt", "--allow-special", "-o", "ids.txt", "-q", cwd=tmp_path))
@@ -276,14 +281,14 @@ def test_explicit_special_adds_to_and_pattern_replaces_the_published_ones(
 # 3. one grammar
 
 
-def test_an_option_is_never_accepted_by_a_prefix_of_its_name(workdir: Path) -> None:
+def test_an_option_is_never_accepted_by_a_prefix_of_its_name(docs_and_unseen: Path) -> None:
     """`--from` used to mean `--from-counts` (it is an option of its own now, continued training),
     `--tok` `--tokenizer`: every future option could collide so."""
     assert_clean_error(
-        run_bpe("train", CONFIGS_DIR / "gpt2-style.yaml", "--from-c", "x.counts", cwd=workdir), "--from-c"
+        run_bpe("train", CONFIGS_DIR / "gpt2-style.yaml", "--from-c", "x.counts", cwd=docs_and_unseen), "--from-c"
     )
-    assert_clean_error(run_bpe("encode", "--tok", "gpt2.json", "docs.txt", cwd=workdir), "--tok")
-    assert_clean_error(run_bpe("inspect", "gpt2.json", "--to", "3", cwd=workdir), "--to")
+    assert_clean_error(run_bpe("encode", "--tok", "gpt2.json", "docs.txt", cwd=docs_and_unseen), "--tok")
+    assert_clean_error(run_bpe("inspect", "gpt2.json", "--to", "3", cwd=docs_and_unseen), "--to")
 
 
 def test_decode_of_a_genome_bin_file_needs_no_format_or_dtype(dna_tokenizer: Path, tmp_path: Path) -> None:
@@ -303,14 +308,16 @@ def read_sequence(path: Path) -> str:
         return "".join(line.strip() for line in handle if not line.startswith(">")).upper()
 
 
-def test_decode_of_a_shard_takes_the_dtype_from_its_index(text_tokenizer: Path, workdir: Path, tmp_path: Path) -> None:
+def test_decode_of_a_shard_takes_the_dtype_from_its_index(
+    text_tokenizer: Path, docs_and_unseen: Path, tmp_path: Path
+) -> None:
     """uint32 shards of a vocabulary that would fit uint16: only the index says how wide the ids are."""
     assert_ok(
         run_bpe(
             "encode",
             "-t",
             text_tokenizer,
-            workdir / "docs.txt",
+            docs_and_unseen / "docs.txt",
             "--dtype",
             "uint32",
             "-o",
@@ -324,7 +331,7 @@ def test_decode_of_a_shard_takes_the_dtype_from_its_index(text_tokenizer: Path, 
     assert index["dtype"] == "uint32" and shard.stat().st_size == 4 * index["tokens"]
     decoded = assert_ok(run_bpe("decode", "-t", text_tokenizer, shard, "-o", "back.txt", cwd=tmp_path))
     assert decoded == ""
-    assert (tmp_path / "back.txt").read_bytes() == (workdir / "docs.txt").read_bytes()
+    assert (tmp_path / "back.txt").read_bytes() == (docs_and_unseen / "docs.txt").read_bytes()
     index["dtype"] = "int8"
     (tmp_path / "shards" / "index.json").write_text(json.dumps(index), encoding="utf-8")
     assert_clean_error(
@@ -332,15 +339,15 @@ def test_decode_of_a_shard_takes_the_dtype_from_its_index(text_tokenizer: Path, 
     )
 
 
-def test_encode_of_a_vocabulary_over_65536_to_bin_picks_uint32(workdir: Path, tmp_path: Path) -> None:
+def test_encode_of_a_vocabulary_over_65536_to_bin_picks_uint32(docs_and_unseen: Path, tmp_path: Path) -> None:
     assert_ok(run_bpe("import", published_vocabulary_path("o200k"), "-o", "o200k.json", "-q", cwd=tmp_path))
-    assert_ok(run_bpe("encode", "-t", "o200k.json", workdir / "docs.txt", "-o", "docs.bin", "-q", cwd=tmp_path))
+    assert_ok(run_bpe("encode", "-t", "o200k.json", docs_and_unseen / "docs.txt", "-o", "docs.bin", "-q", cwd=tmp_path))
     decoded = assert_ok(run_bpe("decode", "-t", "o200k.json", "docs.bin", cwd=tmp_path))
-    assert decoded == (workdir / "docs.txt").read_text(encoding="utf-8")
+    assert decoded == (docs_and_unseen / "docs.txt").read_text(encoding="utf-8")
 
 
 def test_export_and_import_take_the_format_from_the_file_name(
-    text_tokenizer: Path, workdir: Path, tmp_path: Path
+    text_tokenizer: Path, docs_and_unseen: Path, tmp_path: Path
 ) -> None:
     assert_ok(run_bpe("export", "-t", text_tokenizer, "-o", "mine.tiktoken", cwd=tmp_path))
     assert_ok(run_bpe("export", "-t", text_tokenizer, "-o", "tokenizer.json", cwd=tmp_path))
@@ -352,9 +359,9 @@ def test_export_and_import_take_the_format_from_the_file_name(
     assert json.loads((tmp_path / "tokenizer.json").read_text(encoding="utf-8"))["model"]["type"] == "BPE"
     assert_ok(run_bpe("import", "mine.tiktoken", "--pattern", "gpt2", "-o", "from-tiktoken.json", "-q", cwd=tmp_path))
     assert_ok(run_bpe("import", "tokenizer.json", "-o", "from-hf.json", "-q", cwd=tmp_path))
-    expected = assert_ok(run_bpe("encode", "-t", text_tokenizer, workdir / "unseen.txt", cwd=tmp_path))
+    expected = assert_ok(run_bpe("encode", "-t", text_tokenizer, docs_and_unseen / "unseen.txt", cwd=tmp_path))
     for imported in ("from-tiktoken.json", "from-hf.json"):
-        assert assert_ok(run_bpe("encode", "-t", imported, workdir / "unseen.txt", cwd=tmp_path)) == expected
+        assert assert_ok(run_bpe("encode", "-t", imported, docs_and_unseen / "unseen.txt", cwd=tmp_path)) == expected
 
 
 def test_a_name_that_does_not_say_the_format_is_one_error_line(text_tokenizer: Path, tmp_path: Path) -> None:
@@ -390,23 +397,39 @@ def test_docs_cli_table_lists_every_command_and_every_command_runs_something() -
 
 
 def test_encode_to_a_file_prints_the_one_line_summary_shards_print(
-    text_tokenizer: Path, workdir: Path, tmp_path: Path
+    text_tokenizer: Path, docs_and_unseen: Path, tmp_path: Path
 ) -> None:
     to_file = run_bpe(
-        "encode", "-t", text_tokenizer, workdir / "docs.txt", workdir / "unseen.txt", "-o", "ids.txt", cwd=tmp_path
+        "encode",
+        "-t",
+        text_tokenizer,
+        docs_and_unseen / "docs.txt",
+        docs_and_unseen / "unseen.txt",
+        "-o",
+        "ids.txt",
+        cwd=tmp_path,
     )
     assert_ok(to_file)
     tokens = sum(len(line.split()) for line in (tmp_path / "ids.txt").read_text(encoding="utf-8").splitlines())
     assert to_file.stderr == f"2 documents, {tokens:,} tokens -> ids.txt\n"
     to_shards = run_bpe(
-        "encode", "-t", text_tokenizer, workdir / "docs.txt", workdir / "unseen.txt", "-o", "shards/", cwd=tmp_path
+        "encode",
+        "-t",
+        text_tokenizer,
+        docs_and_unseen / "docs.txt",
+        docs_and_unseen / "unseen.txt",
+        "-o",
+        "shards/",
+        cwd=tmp_path,
     )
     assert_ok(to_shards)
     assert (
         to_shards.stderr == f"2 documents, {tokens:,} tokens in 2 shards -> {os.path.join('shards/', 'index.json')}\n"
     )
     assert (
-        run_bpe("encode", "-t", text_tokenizer, workdir / "docs.txt", "-o", "quiet.txt", "-q", cwd=tmp_path).stderr
+        run_bpe(
+            "encode", "-t", text_tokenizer, docs_and_unseen / "docs.txt", "-o", "quiet.txt", "-q", cwd=tmp_path
+        ).stderr
         == ""
     )
 
@@ -513,10 +536,16 @@ def test_inspect_of_an_imported_vocabulary_says_where_it_came_from(tmp_path: Pat
     assert "trained on" not in shown and "0 chunks" not in shown
 
 
-def test_inspect_on_unseen_text_reports_bytes_per_token(text_tokenizer: Path, workdir: Path, tmp_path: Path) -> None:
-    shown = assert_ok(run_bpe("inspect", text_tokenizer, "--top", "1", "--on", workdir / "unseen.txt", cwd=tmp_path))
-    tokens = len(assert_ok(run_bpe("encode", "-t", text_tokenizer, workdir / "unseen.txt", cwd=tmp_path)).split())
-    size = (workdir / "unseen.txt").stat().st_size
+def test_inspect_on_unseen_text_reports_bytes_per_token(
+    text_tokenizer: Path, docs_and_unseen: Path, tmp_path: Path
+) -> None:
+    shown = assert_ok(
+        run_bpe("inspect", text_tokenizer, "--top", "1", "--on", docs_and_unseen / "unseen.txt", cwd=tmp_path)
+    )
+    tokens = len(
+        assert_ok(run_bpe("encode", "-t", text_tokenizer, docs_and_unseen / "unseen.txt", cwd=tmp_path)).split()
+    )
+    size = (docs_and_unseen / "unseen.txt").stat().st_size
     assert f"1 documents, {tokens:,} tokens, {size:,} bytes" in shown
     assert f"compression:   {size / tokens:.2f} base symbols (bytes) per token\n" in shown
 
@@ -541,9 +570,13 @@ def test_inspect_on_unseen_songs_reports_tokens_per_beat_and_the_encoding_report
     assert re.search(rf"encoding:\s+notes {notes:,}, ", shown)
 
 
-def test_train_with_a_new_vocab_size_names_the_output_after_the_real_size(workdir: Path, tmp_path: Path) -> None:
+def test_train_with_a_new_vocab_size_names_the_output_after_the_real_size(
+    docs_and_unseen: Path, tmp_path: Path
+) -> None:
     shutil.copy(CONFIGS_DIR / "gpt2-style.yaml", tmp_path / "gpt2-style.yaml")  # name and output: text-gpt2-32k
-    result = run_bpe("train", "gpt2-style.yaml", workdir / "docs.txt", "--set", "trainer.vocab_size=300", cwd=tmp_path)
+    result = run_bpe(
+        "train", "gpt2-style.yaml", docs_and_unseen / "docs.txt", "--set", "trainer.vocab_size=300", cwd=tmp_path
+    )
     assert_ok(result)
     assert bpe_core.load(tmp_path / "text-gpt2-300.json").vocab_size == 300
     assert not (tmp_path / "text-gpt2-32k.json").exists() and "-> text-gpt2-300.json" in result.stderr
@@ -552,7 +585,7 @@ def test_train_with_a_new_vocab_size_names_the_output_after_the_real_size(workdi
         run_bpe(
             "train",
             "gpt2-style.yaml",
-            workdir / "docs.txt",
+            docs_and_unseen / "docs.txt",
             "--set",
             "trainer.vocab_size=300",
             "-o",
@@ -564,7 +597,7 @@ def test_train_with_a_new_vocab_size_names_the_output_after_the_real_size(workdi
 
 
 def test_outputs_get_the_usual_permissions(
-    midi_tokenizer: Path, text_tokenizer: Path, workdir: Path, tmp_path: Path
+    midi_tokenizer: Path, text_tokenizer: Path, docs_and_unseen: Path, tmp_path: Path
 ) -> None:
     """Files we write are 0666 less the umask, like any other program's (the MIDI writer left 0600)."""
     song = pop909_paths()[5]
@@ -572,7 +605,9 @@ def test_outputs_get_the_usual_permissions(
     try:
         assert_ok(run_bpe("encode", "-t", midi_tokenizer, song, "-o", "song.ids", "-q", cwd=tmp_path))
         assert_ok(run_bpe("decode", "-t", midi_tokenizer, "song.ids", "-o", "song.mid", cwd=tmp_path))
-        assert_ok(run_bpe("encode", "-t", text_tokenizer, workdir / "docs.txt", "-o", "docs.bin", "-q", cwd=tmp_path))
+        assert_ok(
+            run_bpe("encode", "-t", text_tokenizer, docs_and_unseen / "docs.txt", "-o", "docs.bin", "-q", cwd=tmp_path)
+        )
         assert_ok(run_bpe("import", published_vocabulary_path("o200k"), "-o", "o200k.json", "-q", cwd=tmp_path))
     finally:
         os.umask(previous)

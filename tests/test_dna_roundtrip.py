@@ -28,11 +28,6 @@ from bpe_core.idfiles import read_shards
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("dna-roundtrip")
-
-
-@pytest.fixture(scope="module")
 def dna_tokenizer(workdir: Path) -> tuple[bpe_core.Tokenizer, Path]:
     """dnabert2-style ([UNK] [CLS] [SEP] [PAD] [MASK] at 0-4, case fold) trained on lambda, vocab 512."""
     tokenizer = bpe_core.train(DNABERT2_CONFIG, [str(LAMBDA_PATH)], {"trainer.vocab_size": 512}, progress=False)

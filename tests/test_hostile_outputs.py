@@ -34,44 +34,43 @@ SURROGATE_IDS = [72, 237, 160, 128]  # "H", then ED A0 80: the UTF-8 form of the
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory with a small text tokenizer, DNA and MIDI tokenizers, and their ids files."""
-    directory = tmp_path_factory.mktemp("hostile-outputs")
-    (directory / "docs.txt").write_text(training_text(), encoding="utf-8", newline="")
+def tokenizers_and_ids(workdir: Path) -> Path:
+    """The module's workdir holding a small text tokenizer, DNA and MIDI tokenizers, and their ids files."""
+    (workdir / "docs.txt").write_text(training_text(), encoding="utf-8", newline="")
     assert_ok(run_bpe_bounded("train", CONFIGS_DIR / "gpt2-style.yaml", "docs.txt", "-o", "text.json", "-q",
-                              "--set", "trainer.vocab_size=400", cwd=directory, timeout=120))  # fmt: skip
+                              "--set", "trainer.vocab_size=400", cwd=workdir, timeout=120))  # fmt: skip
     assert_ok(run_bpe_bounded("train", CONFIGS_DIR / "dnabert2-style.yaml", LAMBDA_PATH, "-o", "dna.json", "-q",
                               "--set", "trainer.vocab_size=300", "--set", "pretokenizer.iupac=error",
-                              cwd=directory, timeout=120))  # fmt: skip
-    songs = directory / "songs"
+                              cwd=workdir, timeout=120))  # fmt: skip
+    songs = workdir / "songs"
     songs.mkdir()
     for path in pop909_paths()[:3]:
         shutil.copy(path, songs / path.name)
     assert_ok(run_bpe_bounded("train", REMI_BPE_CONFIG, "songs", "-o", "midi.json", "-q",
-                              "--set", "trainer.vocab_size=500", cwd=directory, timeout=120))  # fmt: skip
+                              "--set", "trainer.vocab_size=500", cwd=workdir, timeout=120))  # fmt: skip
     assert_ok(
         run_bpe_bounded(
-            "encode", "-t", "midi.json", songs / pop909_paths()[0].name, "-o", "song.ids", "-q", cwd=directory
+            "encode", "-t", "midi.json", songs / pop909_paths()[0].name, "-o", "song.ids", "-q", cwd=workdir
         )
     )
-    assert_ok(run_bpe_bounded("export", "-t", "text.json", "--format", "hf", "-o", "tokenizer.json", cwd=directory))
-    (directory / "surrogate.ids").write_text(" ".join(map(str, SURROGATE_IDS)) + "\n", encoding="ascii")
-    (directory / "hello.ids").write_text("72 101 108 108 111\n", encoding="ascii")
-    return directory
+    assert_ok(run_bpe_bounded("export", "-t", "text.json", "--format", "hf", "-o", "tokenizer.json", cwd=workdir))
+    (workdir / "surrogate.ids").write_text(" ".join(map(str, SURROGATE_IDS)) + "\n", encoding="ascii")
+    (workdir / "hello.ids").write_text("72 101 108 108 111\n", encoding="ascii")
+    return workdir
 
 
 @pytest.fixture()
-def scratch(workdir: Path, tmp_path: Path) -> Path:
+def scratch(tokenizers_and_ids: Path, tmp_path: Path) -> Path:
     """A fresh directory holding copies of the module's tokenizers and ids files."""
-    for path in workdir.iterdir():
+    for path in tokenizers_and_ids.iterdir():
         if path.is_file():
             shutil.copy(path, tmp_path / path.name)
     return tmp_path
 
 
 @pytest.fixture(scope="module")
-def text_tokenizer(workdir: Path) -> bpe_core.Tokenizer:
-    return bpe_core.load(str(workdir / "text.json"))
+def text_tokenizer(tokenizers_and_ids: Path) -> bpe_core.Tokenizer:
+    return bpe_core.load(str(tokenizers_and_ids / "text.json"))
 
 
 def failed_without_changes(scratch: Path, *args: object, fragments: tuple[str, ...], timeout: float = 60) -> str:

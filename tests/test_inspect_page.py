@@ -45,11 +45,6 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("inspect-page")
-
-
-@pytest.fixture(scope="module")
 def text_sample(docs_text: str, workdir: Path) -> Path:
     """2,000 characters of the Python docs around their first non-ASCII character, so that some
     byte-level tokens are bytes that are not UTF-8 on their own."""

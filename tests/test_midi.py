@@ -40,7 +40,6 @@ from helpers.midi import (
     midi_file,
     note,
     note_multiset,
-    pop909_paths,
     program_change,
     quantization_of,
     reference_song,
@@ -70,11 +69,6 @@ WORKERS = max(1, min(4, len(os.sched_getaffinity(0))))
 
 # ---------------------------------------------------------------------------------------------
 # fixtures
-
-
-@pytest.fixture(scope="module")
-def songs() -> list[Path]:
-    return pop909_paths()
 
 
 @pytest.fixture(scope="module")

@@ -74,12 +74,12 @@ def docs_parts(docs_text, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def songs(tmp_path_factory):
-    """100 POP909 songs, one broken file among them, and a file that is not MIDI."""
+def song_dir(songs, tmp_path_factory):
+    """A directory of 100 POP909 songs, one broken file among them, and a file that is not MIDI."""
     directory = tmp_path_factory.mktemp("songs")
-    for path in pop909_paths()[:100]:
+    for path in songs[:100]:
         (directory / path.name).symlink_to(path)
-    song = pop909_paths()[0].read_bytes()
+    song = songs[0].read_bytes()
     (directory / "050-broken.mid").write_bytes(song[: len(song) // 3])
     (directory / "README.txt").write_text("not a song: the reader's suffixes leave it out on every runner\n")
     return directory
@@ -221,23 +221,23 @@ def _acgt_bases(paths):
     )
 
 
-def test_midi_counts_on_dask_equal_local_counts_and_name_the_broken_file(cluster, songs, capsys):
-    local = count(MIDI, [songs], progress=False)
+def test_midi_counts_on_dask_equal_local_counts_and_name_the_broken_file(cluster, song_dir, capsys):
+    local = count(MIDI, [song_dir], progress=False)
     local_warnings = capsys.readouterr().err
-    remote = count(MIDI, [songs], runner=on(cluster, range_bytes=1 << 18), progress=False)  # several tasks
+    remote = count(MIDI, [song_dir], runner=on(cluster, range_bytes=1 << 18), progress=False)  # several tasks
     remote_warnings = capsys.readouterr().err
     assert remote.chunks == local.chunks
     assert remote.inputs == local.inputs and len(local.inputs) == 100
     assert remote.measures["files_skipped"] == local.measures["files_skipped"] == 1
     assert remote.measures["beats"] == pytest.approx(local.measures["beats"], abs=0.01)
     assert "050-broken.mid" in local_warnings and "050-broken.mid" in remote_warnings
-    direct = bpe_core.train(MIDI, [songs], {"trainer.vocab_size": 700}, progress=False)
+    direct = bpe_core.train(MIDI, [song_dir], {"trainer.vocab_size": 700}, progress=False)
     from_counts = bpe_core.train(MIDI, counts=[remote], overrides={"trainer.vocab_size": 700}, progress=False)
     assert from_counts.merges == direct.merges
     assert from_counts.provenance["beats"] == pytest.approx(direct.provenance["beats"], abs=0.01)
     for runner in (None, on(cluster)):  # strict: the same error, naming the file
         with pytest.raises(BpeError, match="050-broken.mid"):
-            count(MIDI, [songs], {"input.on_error": "error"}, runner=runner, progress=False)
+            count(MIDI, [song_dir], {"input.on_error": "error"}, runner=runner, progress=False)
 
 
 def test_an_undecodable_text_file_is_named_by_both_runners(cluster, docs_parts, tmp_path):
@@ -381,9 +381,9 @@ def test_a_large_file_is_encoded_in_ranges_joined_into_the_same_shard(cluster, d
         assert "encode_range_task" in client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.task_prefixes))
 
 
-def test_dna_and_midi_shards_on_dask_equal_encoding_each_document(cluster, songs, tmp_path):
+def test_dna_and_midi_shards_on_dask_equal_encoding_each_document(cluster, song_dir, tmp_path):
     dna = bpe_core.train(DNA, [LAMBDA_PATH], {"trainer.vocab_size": 300}, progress=False)
-    midi = bpe_core.train(MIDI, [songs], {"trainer.vocab_size": 600}, progress=False)
+    midi = bpe_core.train(MIDI, [song_dir], {"trainer.vocab_size": 600}, progress=False)
     cases = [
         (dna, [str(LAMBDA_PATH), str(CHR17_PATH)], "uint16"),
         (midi, [str(path) for path in pop909_paths()[:6]], "uint32"),

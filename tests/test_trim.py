@@ -117,19 +117,18 @@ def test_trimming_to_n_gives_exactly_the_tokenizer_trained_to_n(trainer_of, held
 
 
 @pytest.fixture(scope="module")
-def workdir(docs_slice_path: Path, docs_text: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """tok.json: GPT-2 pattern, 1024 ids with two special tokens at the end, trained on the docs
-    slice; unseen.txt: 200,000 characters of the docs after the slice."""
-    directory = tmp_path_factory.mktemp("trim")
+def base_and_unseen(workdir: Path, docs_slice_path: Path, docs_text: str) -> Path:
+    """The module's directory holding tok.json (GPT-2 pattern, 1024 ids with two special tokens at
+    the end, trained on the docs slice) and unseen.txt (200,000 characters of the docs after it)."""
     tokenizer = bpe_core.train(config("smallest", "end", 1024), [docs_slice_path], progress=False)
-    tokenizer.save(directory / "tok.json")
-    (directory / "unseen.txt").write_text(docs_text[400_000:600_000], encoding="utf-8", newline="")
-    return directory
+    tokenizer.save(workdir / "tok.json")
+    (workdir / "unseen.txt").write_text(docs_text[400_000:600_000], encoding="utf-8", newline="")
+    return workdir
 
 
 @pytest.fixture(scope="module")
-def base(workdir: Path) -> bpe_core.Tokenizer:
-    return bpe_core.load(workdir / "tok.json")
+def base(base_and_unseen: Path) -> bpe_core.Tokenizer:
+    return bpe_core.load(base_and_unseen / "tok.json")
 
 
 def merge_trees(tokenizer: bpe_core.Tokenizer) -> dict[int, tuple[int, int]]:
@@ -146,25 +145,25 @@ def tree_tokens(token: int, parts: dict[int, tuple[int, int]]) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def dropped_by_cli(workdir: Path, base: bpe_core.Tokenizer) -> tuple[list[int], str]:
+def dropped_by_cli(base_and_unseen: Path, base: bpe_core.Tokenizer) -> tuple[list[int], str]:
     """`bpe trim tok.json --drop in ID(Ġthe) -o trimmed.json --map map.tsv`: (asked ids, stderr)."""
     (the,) = base.encode(" the")
     (asked_in,) = base.encode(ASKED_TEXT)
     result = run_bpe(
-        "trim", "tok.json", "--drop", ASKED_TEXT, the, "-o", "trimmed.json", "--map", "map.tsv", cwd=workdir
+        "trim", "tok.json", "--drop", ASKED_TEXT, the, "-o", "trimmed.json", "--map", "map.tsv", cwd=base_and_unseen
     )
     assert_ok(result)
     return [asked_in, the], result.stderr
 
 
 def test_drop_takes_every_merge_built_on_a_dropped_token(
-    dropped_by_cli: tuple[list[int], str], base: bpe_core.Tokenizer, workdir: Path
+    dropped_by_cli: tuple[list[int], str], base: bpe_core.Tokenizer, base_and_unseen: Path
 ) -> None:
     asked, shown = dropped_by_cli
     parts = merge_trees(base)
     built_on = sorted(token for token in parts if set(tree_tokens(token, parts)) & set(asked))
     assert len(built_on) > 20  # "in" has a family: the closure is tested, not one token
-    trimmed = bpe_core.load(workdir / "trimmed.json")
+    trimmed = bpe_core.load(base_and_unseen / "trimmed.json")
     kept = [token for token in base.regular_ids() if token not in built_on]
     assert [trimmed.token_bytes(token) for token in trimmed.regular_ids()] == [
         base.token_bytes(token) for token in kept
@@ -181,10 +180,10 @@ def test_drop_takes_every_merge_built_on_a_dropped_token(
 
 
 def test_drop_map_file_moves_each_kept_id_to_the_same_token(
-    dropped_by_cli: tuple[list[int], str], base: bpe_core.Tokenizer, workdir: Path
+    dropped_by_cli: tuple[list[int], str], base: bpe_core.Tokenizer, base_and_unseen: Path
 ) -> None:
-    trimmed = bpe_core.load(workdir / "trimmed.json")
-    rows = [line.split("\t") for line in (workdir / "map.tsv").read_text(encoding="ascii").splitlines()]
+    trimmed = bpe_core.load(base_and_unseen / "trimmed.json")
+    rows = [line.split("\t") for line in (base_and_unseen / "map.tsv").read_text(encoding="ascii").splitlines()]
     mapping = {int(old): int(new) for old, new in rows}
     assert len(mapping) == len(rows) == trimmed.vocab_size
     assert [int(new) for _, new in rows] == list(range(trimmed.vocab_size))  # one row per new id, in order
@@ -194,55 +193,55 @@ def test_drop_map_file_moves_each_kept_id_to_the_same_token(
 
 
 def test_drop_result_saves_and_loads_losslessly_and_round_trips_text(
-    dropped_by_cli: tuple[list[int], str], workdir: Path, held_out: str
+    dropped_by_cli: tuple[list[int], str], base_and_unseen: Path, held_out: str
 ) -> None:
-    trimmed = bpe_core.load(workdir / "trimmed.json")
-    trimmed.save(workdir / "saved-again.json")
-    assert (workdir / "saved-again.json").read_bytes() == (workdir / "trimmed.json").read_bytes()
+    trimmed = bpe_core.load(base_and_unseen / "trimmed.json")
+    trimmed.save(base_and_unseen / "saved-again.json")
+    assert (base_and_unseen / "saved-again.json").read_bytes() == (base_and_unseen / "trimmed.json").read_bytes()
     assert trimmed.decode(trimmed.encode(held_out, allowed_special="all")) == held_out
-    unseen = (workdir / "unseen.txt").read_text(encoding="utf-8")
+    unseen = (base_and_unseen / "unseen.txt").read_text(encoding="utf-8")
     assert trimmed.decode(trimmed.encode_ordinary(unseen)) == unseen
 
 
 def test_drop_result_is_what_the_python_function_gives_and_records_its_lineage(
-    dropped_by_cli: tuple[list[int], str], base: bpe_core.Tokenizer, workdir: Path
+    dropped_by_cli: tuple[list[int], str], base: bpe_core.Tokenizer, base_and_unseen: Path
 ) -> None:
     asked, _ = dropped_by_cli
     trimmed, dropped, _ = bpe_core.trim(base, drop=[ASKED_TEXT, asked[1]])
-    assert trimmed.spec == bpe_core.load(workdir / "trimmed.json").spec
+    assert trimmed.spec == bpe_core.load(base_and_unseen / "trimmed.json").spec
     assert [dropped[token] for token in asked] == ["asked", "asked"]
     lineage = trimmed.provenance["lineage"]
     assert lineage[:-1] == base.provenance["lineage"]
     stage = lineage[-1]["trim"]
-    assert stage["base"]["sha256"] == hashlib.sha256((workdir / "tok.json").read_bytes()).hexdigest()
+    assert stage["base"]["sha256"] == hashlib.sha256((base_and_unseen / "tok.json").read_bytes()).hexdigest()
     assert stage["asked"]["drop"] == [ASKED_TEXT, asked[1]] and stage["dropped"] == len(dropped)
 
 
 def test_drop_result_exported_to_hf_gives_our_ids_in_tokenizers_and_transformers(
-    dropped_by_cli: tuple[list[int], str], workdir: Path, held_out: str
+    dropped_by_cli: tuple[list[int], str], base_and_unseen: Path, held_out: str
 ) -> None:
     from transformers import PreTrainedTokenizerFast
 
-    trimmed = bpe_core.load(workdir / "trimmed.json")
-    trimmed.to_hf(workdir / "tokenizer.json")
-    theirs = HfTokenizer.from_file(str(workdir / "tokenizer.json"))
-    unseen = (workdir / "unseen.txt").read_text(encoding="utf-8")
+    trimmed = bpe_core.load(base_and_unseen / "trimmed.json")
+    trimmed.to_hf(base_and_unseen / "tokenizer.json")
+    theirs = HfTokenizer.from_file(str(base_and_unseen / "tokenizer.json"))
+    unseen = (base_and_unseen / "unseen.txt").read_text(encoding="utf-8")
     assert_same_ids(trimmed.encode_ordinary(unseen), theirs.encode(unseen, add_special_tokens=False).ids, "tokenizers")
     assert_same_ids(trimmed.encode(held_out, allowed_special="all"), theirs.encode(held_out).ids, "tokenizers")
-    fast = PreTrainedTokenizerFast(tokenizer_file=str(workdir / "tokenizer.json"))
+    fast = PreTrainedTokenizerFast(tokenizer_file=str(base_and_unseen / "tokenizer.json"))
     ours = trimmed.encode(held_out, allowed_special="all")
     assert_same_ids(ours, fast(held_out, add_special_tokens=False)["input_ids"], "transformers")
 
 
 def test_drop_result_exported_to_tiktoken_gives_our_ids_in_tiktoken(
-    dropped_by_cli: tuple[list[int], str], workdir: Path, held_out: str
+    dropped_by_cli: tuple[list[int], str], base_and_unseen: Path, held_out: str
 ) -> None:
-    trimmed = bpe_core.load(workdir / "trimmed.json")
-    trimmed.to_tiktoken(workdir / "trimmed.tiktoken")
+    trimmed = bpe_core.load(base_and_unseen / "trimmed.json")
+    trimmed.to_tiktoken(base_and_unseen / "trimmed.tiktoken")
     theirs = tiktoken_encoding(
-        "trimmed", read_ranks(workdir / "trimmed.tiktoken"), PUBLISHED_PATTERNS["gpt2"], trimmed.special_ids
+        "trimmed", read_ranks(base_and_unseen / "trimmed.tiktoken"), PUBLISHED_PATTERNS["gpt2"], trimmed.special_ids
     )
-    unseen = (workdir / "unseen.txt").read_text(encoding="utf-8")
+    unseen = (base_and_unseen / "unseen.txt").read_text(encoding="utf-8")
     assert_same_ids(trimmed.encode_ordinary(unseen), theirs.encode_ordinary(unseen), "tiktoken")
     ids = trimmed.encode(held_out, allowed_special="all")
     assert_same_ids(ids, theirs.encode(held_out, allowed_special="all"), "tiktoken")
@@ -254,9 +253,9 @@ def test_drop_result_exported_to_tiktoken_gives_our_ids_in_tiktoken(
 
 
 def test_min_count_drops_the_tokens_encoding_the_files_makes_fewer_than_c_times(
-    base: bpe_core.Tokenizer, workdir: Path
+    base: bpe_core.Tokenizer, base_and_unseen: Path
 ) -> None:
-    unseen = workdir / "unseen.txt"
+    unseen = base_and_unseen / "unseen.txt"
     parts = merge_trees(base)
     made: Counter[int] = Counter()
     for token, times in Counter(base.encode_ordinary(unseen.read_text(encoding="utf-8"))).items():
@@ -294,7 +293,7 @@ def test_vocab_size_and_drop_together_keep_at_most_n_ids(base: bpe_core.Tokenize
 
 
 def test_published_tiktoken_vocabulary_trimmed_to_n_encodes_like_tiktoken_with_its_first_ranks(
-    workdir: Path,
+    base_and_unseen: Path,
 ) -> None:
     path = published_vocabulary_path("cl100k")
     ranks = read_ranks(path)
@@ -305,7 +304,7 @@ def test_published_tiktoken_vocabulary_trimmed_to_n_encodes_like_tiktoken_with_i
     first = {token: rank for token, rank in ranks.items() if rank < 20_000 - len(specials)}
     theirs = tiktoken_encoding("cl100k-20k", first, PUBLISHED_PATTERNS["cl100k"], specials)
     old_of = {new: old for old, new in id_map.items()}
-    unseen = (workdir / "unseen.txt").read_text(encoding="utf-8")
+    unseen = (base_and_unseen / "unseen.txt").read_text(encoding="utf-8")
     assert_same_ids(
         [old_of[token] for token in trimmed.encode_ordinary(unseen)], theirs.encode_ordinary(unseen), "tiktoken"
     )
@@ -345,9 +344,9 @@ def test_a_vocabulary_with_tokens_no_merge_makes_is_refused_naming_why(
          "min-count-without-on", "missing-file", "nothing-asked"],
 )  # fmt: skip
 def test_trim_refuses_with_one_error_line_and_writes_nothing(
-    arguments: list[str], fragments: list[str], workdir: Path, tmp_path: Path
+    arguments: list[str], fragments: list[str], base_and_unseen: Path, tmp_path: Path
 ) -> None:
-    (tmp_path / "tok.json").write_bytes((workdir / "tok.json").read_bytes())
+    (tmp_path / "tok.json").write_bytes((base_and_unseen / "tok.json").read_bytes())
     assert_fails_cleanly(
         "trim", "tok.json", *arguments, "-o", "out.json", "--map", "map.tsv", cwd=tmp_path, fragments=tuple(fragments)
     )

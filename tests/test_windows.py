@@ -14,7 +14,6 @@ import distributed
 import mido
 import pytest
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
-from helpers.midi import pop909_paths
 from helpers.paths import DOCS_PATH, LAMBDA_PATH, require
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -31,11 +30,6 @@ from bpe_midi.song import read_song
 GRAMMARS = ("remi", "tsd", "midilike")
 SONGS = 12  # POP909 songs encoded whole and in windows
 TEXT_SAMPLE = Path(bpe_core.__file__).with_name("samples") / "us-founding-texts.txt"
-
-
-@pytest.fixture(scope="module")
-def songs() -> list[Path]:
-    return pop909_paths()
 
 
 @pytest.fixture(scope="module")
