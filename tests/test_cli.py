@@ -14,7 +14,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
+from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe, train_with_bpe
 from helpers.outputs import stray_temporary_files
 from helpers.paths import CONFIGS_DIR
 from helpers.text import EOT, docs_text, gpt2_byte_characters, multilingual_excerpt, non_ascii_paragraphs, training_text
@@ -44,34 +44,15 @@ def cli_texts(workdir: Path) -> Path:
 @pytest.fixture(scope="module")
 def gpt2_tokenizer(cli_texts: Path) -> Path:
     """configs/gpt2-style.yaml trained on the documentation slice at vocabulary 500."""
-    path = cli_texts / "gpt2.json"
-    assert_ok(
-        run_bpe(
-            "train",
-            CONFIGS_DIR / "gpt2-style.yaml",
-            "docs.txt",
-            "-o",
-            path,
-            "--set",
-            f"trainer.vocab_size={VOCAB}",
-            cwd=cli_texts,
-        )
-    )
-    return path
+    settings = {"trainer.vocab_size": VOCAB}
+    return train_with_bpe(CONFIGS_DIR / "gpt2-style.yaml", ["docs.txt"], cli_texts / "gpt2.json", settings, cli_texts)
 
 
 @pytest.fixture(scope="module")
 def huge_tokenizer(cli_texts: Path) -> Path:
     """A tokenizer whose vocabulary (70,000, by padding) does not fit uint16."""
-    path = cli_texts / "huge.json"
-    assert_ok(
-        run_bpe(
-            "train", CONFIGS_DIR / "gpt2-style.yaml", "docs.txt", "-o", path, "-q",
-            "--set", "trainer.vocab_size=300", "--set", "trainer.pad_to_multiple_of=70000",
-            cwd=cli_texts,
-        )
-    )  # fmt: skip
-    return path
+    settings = {"trainer.vocab_size": 300, "trainer.pad_to_multiple_of": 70000}
+    return train_with_bpe(CONFIGS_DIR / "gpt2-style.yaml", ["docs.txt"], cli_texts / "huge.json", settings, cli_texts)
 
 
 @pytest.fixture()

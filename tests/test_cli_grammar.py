@@ -27,9 +27,10 @@ from pathlib import Path
 import mido
 import pytest
 import tiktoken
-from helpers.cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe
+from helpers.cli_runner import BPE, assert_clean_error, assert_ok, bpe_env, run_bpe, train_with_bpe
+from helpers.dna import DNABERT2_CONFIG
 from helpers.interop import published_vocabulary_path
-from helpers.midi import absolute_messages, pop909_paths, reference_song
+from helpers.midi import REMI_BPE_CONFIG, absolute_messages, pop909_paths, reference_song
 from helpers.outputs import snapshot
 from helpers.paths import CONFIGS_DIR, DOCS_PATH, ECOLI_PATH, LAMBDA_PATH, PROJECT_ROOT
 from tiktoken_ext import openai_public
@@ -91,61 +92,23 @@ def id_words(path: Path) -> list[int]:
 
 @pytest.fixture(scope="module")
 def text_tokenizer(docs_and_unseen: Path) -> Path:
-    path = docs_and_unseen / "gpt2.json"
-    assert_ok(
-        run_bpe(
-            "train",
-            CONFIGS_DIR / "gpt2-style.yaml",
-            "docs.txt",
-            "-o",
-            path,
-            "-q",
-            "--set",
-            "trainer.vocab_size=400",
-            cwd=docs_and_unseen,
-        )
+    output = docs_and_unseen / "gpt2.json"
+    return train_with_bpe(
+        CONFIGS_DIR / "gpt2-style.yaml", ["docs.txt"], output, {"trainer.vocab_size": 400}, docs_and_unseen
     )
-    return path
 
 
 @pytest.fixture(scope="module")
 def dna_tokenizer(docs_and_unseen: Path) -> Path:
-    path = docs_and_unseen / "dna.json"
-    assert_ok(
-        run_bpe(
-            "train",
-            CONFIGS_DIR / "dnabert2-style.yaml",
-            LAMBDA_PATH,
-            "-o",
-            path,
-            "-q",
-            "--set",
-            "trainer.vocab_size=300",
-            cwd=docs_and_unseen,
-        )
-    )
-    return path
+    output = docs_and_unseen / "dna.json"
+    return train_with_bpe(DNABERT2_CONFIG, [LAMBDA_PATH], output, {"trainer.vocab_size": 300}, docs_and_unseen)
 
 
 @pytest.fixture(scope="module")
-def midi_tokenizer(docs_and_unseen: Path) -> Path:
+def midi_tokenizer(docs_and_unseen: Path, songs: list[Path]) -> Path:
     """midi-remi-bpe trained on 30 POP909 songs at vocabulary 600."""
-    path = docs_and_unseen / "midi.json"
-    songs = pop909_paths()[:30]
-    assert_ok(
-        run_bpe(
-            "train",
-            CONFIGS_DIR / "midi-remi-bpe.yaml",
-            *songs,
-            "-o",
-            path,
-            "-q",
-            "--set",
-            "trainer.vocab_size=600",
-            cwd=docs_and_unseen,
-        )
-    )
-    return path
+    output = docs_and_unseen / "midi.json"
+    return train_with_bpe(REMI_BPE_CONFIG, songs[:30], output, {"trainer.vocab_size": 600}, docs_and_unseen)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 import tiktoken
-from helpers.cli_runner import BPE, BpeRun, assert_fails_cleanly, assert_ok, bpe_env, run_bpe_bounded
+from helpers.cli_runner import BPE, BpeRun, assert_fails_cleanly, assert_ok, bpe_env, run_bpe_bounded, train_with_bpe
+from helpers.dna import DNABERT2_CONFIG
 from helpers.midi import REMI_BPE_CONFIG, pop909_paths
 from helpers.outputs import snapshot
 from helpers.paths import CONFIGS_DIR, DOCS_PATH, LAMBDA_PATH
@@ -37,17 +38,16 @@ SURROGATE_IDS = [72, 237, 160, 128]  # "H", then ED A0 80: the UTF-8 form of the
 def tokenizers_and_ids(workdir: Path) -> Path:
     """The module's workdir holding a small text tokenizer, DNA and MIDI tokenizers, and their ids files."""
     (workdir / "docs.txt").write_text(training_text(), encoding="utf-8", newline="")
-    assert_ok(run_bpe_bounded("train", CONFIGS_DIR / "gpt2-style.yaml", "docs.txt", "-o", "text.json", "-q",
-                              "--set", "trainer.vocab_size=400", cwd=workdir, timeout=120))  # fmt: skip
-    assert_ok(run_bpe_bounded("train", CONFIGS_DIR / "dnabert2-style.yaml", LAMBDA_PATH, "-o", "dna.json", "-q",
-                              "--set", "trainer.vocab_size=300", "--set", "pretokenizer.iupac=error",
-                              cwd=workdir, timeout=120))  # fmt: skip
+    train_with_bpe(
+        CONFIGS_DIR / "gpt2-style.yaml", ["docs.txt"], Path("text.json"), {"trainer.vocab_size": 400}, workdir
+    )
+    dna_settings = {"trainer.vocab_size": 300, "pretokenizer.iupac": "error"}
+    train_with_bpe(DNABERT2_CONFIG, [LAMBDA_PATH], Path("dna.json"), dna_settings, workdir)
     songs = workdir / "songs"
     songs.mkdir()
     for path in pop909_paths()[:3]:
         shutil.copy(path, songs / path.name)
-    assert_ok(run_bpe_bounded("train", REMI_BPE_CONFIG, "songs", "-o", "midi.json", "-q",
-                              "--set", "trainer.vocab_size=500", cwd=workdir, timeout=120))  # fmt: skip
+    train_with_bpe(REMI_BPE_CONFIG, ["songs"], Path("midi.json"), {"trainer.vocab_size": 500}, workdir)
     assert_ok(
         run_bpe_bounded(
             "encode", "-t", "midi.json", songs / pop909_paths()[0].name, "-o", "song.ids", "-q", cwd=workdir

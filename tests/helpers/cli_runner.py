@@ -10,7 +10,7 @@ writes is a `\r\n` here.
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +82,16 @@ def assert_clean_error(result: BpeRun, *fragments: str) -> str:
     for fragment in fragments:
         assert fragment in lines[0], f"{fragment!r} not in {lines[0]!r}"
     return lines[0]
+
+
+def train_with_bpe(
+    config: object, inputs: Sequence[object], output: Path, settings: Mapping[str, object], cwd: Path
+) -> Path:
+    """`bpe train CONFIG INPUTS... -o OUTPUT -q --set KEY=VALUE...`, which must succeed: the
+    tokenizer a fixture builds with the command line. Returns `output`."""
+    overrides = [argument for key, value in settings.items() for argument in ("--set", f"{key}={value}")]
+    assert_ok(run_bpe("train", config, *inputs, "-o", output, "-q", *overrides, cwd=cwd))
+    return output
 
 
 def _limit_memory(megabytes: int) -> None:
