@@ -54,7 +54,7 @@ def pieces(
 ) -> Iterator[Any]:
     """Documents, with streamed text cut at safe points into pieces of about a block each.
 
-    `safe_cut` is the pretokenizer's, or the tokenizer's, which also keeps special tokens whole
+    `safe_cut` is the pretokenizer's, or `corpus.streaming.safe_cut`'s, which also keeps special tokens whole
     and so needs `context` characters before each block (a special token's length).
 
     Text that goes on for more than MAX_UNCUT_CHARS characters without a safe point is an error

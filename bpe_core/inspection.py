@@ -16,54 +16,83 @@ from bpe_core.tokenizer import Tokenizer
 def summary_lines(tokenizer: Tokenizer, top: int) -> list[str]:
     """The inspect report: vocabulary, alphabet, specials, pipeline, where the tokenizer came from
     (training inputs, at most `top` of them, or the file it was imported from) and token lists."""
-    show = tokenizer.token_text
+    return [
+        *pipeline_lines(tokenizer),
+        *provenance_lines(tokenizer, top),
+        *lineage_lines(tokenizer),
+        *token_lines(tokenizer, top),
+    ]
+
+
+def pipeline_lines(tokenizer: Tokenizer) -> list[str]:
+    """The vocabulary, alphabet, merges, special tokens, pretokenizer and plugins."""
     lines = [f"name:          {tokenizer.name}", f"vocab size:    {tokenizer.vocab_size}"]
-    sample = " ".join(tokenizer.alphabet[:16]) + (" ..." if tokenizer.alphabet_size > 16 else "")
+    sample = " ".join(tokenizer.alphabet[:16])
+    if tokenizer.alphabet_size > 16:
+        sample += " ..."
     lines.append(f"alphabet:      {tokenizer.alphabet_size} base symbols: {sample}")
     lines.append(f"merges:        {len(tokenizer.merges)}")
     specials = ", ".join(f"{token}={token_id}" for token, token_id in tokenizer.special_ids.items()) or "none"
     lines.append(f"special:       {specials} (position {tokenizer.special_position})")
     options = tokenizer.pretokenizer.options()
-    lines.append(f"pretokenizer:  {tokenizer.pretokenizer.name}" + (f" {options}" if options else ""))
+    shown_options = f" {options}" if options else ""
+    lines.append(f"pretokenizer:  {tokenizer.pretokenizer.name}{shown_options}")
     if tokenizer.plugins:
         lines.append("plugins:       " + ", ".join(f"{name} {version}" for name, version in tokenizer.plugins.items()))
+    return lines
+
+
+def provenance_lines(tokenizer: Tokenizer, top: int) -> list[str]:
+    """Where the tokenizer came from: the file it was imported from, or what it was trained on
+    (at most `top` of the input files)."""
     provenance = tokenizer.provenance
     imported = provenance.get("imported_from")
     if isinstance(imported, dict):
         published = f", the published {imported['published']}" if imported.get("published") else ""
-        lines.append(
-            f"imported from: {imported.get('path')} ({imported.get('format')}{published}); no training statistics"
-        )
-    elif provenance:
-        # a file may hold anything here (edited, damaged): what is not a number shows as "?"
-        chunks, unique, symbols, tokens, beats = (
-            _number(provenance, key) for key in ("chunks", "unique_chunks", "symbols", "tokens", "beats")
-        )
-        lines.append(
-            f"trained on:    {_shown(chunks)} chunks ({_shown(unique)} unique), {_shown(symbols)} symbols, "
-            f"in {_shown(_number(provenance, 'seconds'))} s"
-        )
-        unit = symbol_unit(tokenizer.pretokenizer)
-        if symbols is not None and tokens:
-            lines.append(f"compression:   {symbols / tokens:.2f} base symbols ({unit}) per token on the training data")
-        counting = provenance.get("counting")
-        if counting and isinstance(counting, dict):  # a pretokenizer that ReportsCounting counted more (MIDI: augment)
-            said = ", ".join(f"{str(key).replace('_', ' ')} {_shown(_number(counting, key))}" for key in counting)
-            lines.append(f"counting:      {said} (in the counts above)")
-        elif tokens is not None and beats:  # the beats are the documents' only
-            lines.append(f"density:       {tokens / beats:.2f} tokens per beat on the training data")
-        inputs = provenance.get("inputs")
-        inputs = [source for source in inputs if isinstance(source, dict)] if isinstance(inputs, list) else []
-        for source in inputs[:top]:
-            digest = source.get("sha256")
-            digest = digest[:16] if isinstance(digest, str) else "?"
-            lines.append(f"  {source.get('path', '?')}  {_shown(_number(source, 'size'))} bytes  sha256 {digest}...")
-        if len(inputs) > top:
-            lines.append(f"  ... and {len(inputs) - top:,} more input files ({len(inputs):,} in all; --top N shows N)")
-    lines += lineage_lines(tokenizer)
+        return [f"imported from: {imported.get('path')} ({imported.get('format')}{published}); no training statistics"]
+    if not provenance:
+        return []
+
+    # a file may hold anything here (edited, damaged): what is not a number shows as "?"
+    chunks = _number(provenance, "chunks")
+    unique = _number(provenance, "unique_chunks")
+    symbols = _number(provenance, "symbols")
+    tokens = _number(provenance, "tokens")
+    beats = _number(provenance, "beats")
+    lines = [
+        f"trained on:    {_shown(chunks)} chunks ({_shown(unique)} unique), {_shown(symbols)} symbols, "
+        f"in {_shown(_number(provenance, 'seconds'))} s"
+    ]
+    unit = symbol_unit(tokenizer.pretokenizer)
+    if symbols is not None and tokens:
+        lines.append(f"compression:   {symbols / tokens:.2f} base symbols ({unit}) per token on the training data")
+    counting = provenance.get("counting")
+    if counting and isinstance(counting, dict):  # a pretokenizer that ReportsCounting counted more (MIDI: augment)
+        said = ", ".join(f"{str(key).replace('_', ' ')} {_shown(_number(counting, key))}" for key in counting)
+        lines.append(f"counting:      {said} (in the counts above)")
+    elif tokens is not None and beats:  # the beats are the documents' only
+        lines.append(f"density:       {tokens / beats:.2f} tokens per beat on the training data")
+
+    inputs = provenance.get("inputs")
+    if not isinstance(inputs, list):
+        inputs = []
+    inputs = [source for source in inputs if isinstance(source, dict)]
+    for source in inputs[:top]:
+        digest = source.get("sha256")
+        shown_digest = digest[:16] if isinstance(digest, str) else "?"
+        lines.append(f"  {source.get('path', '?')}  {_shown(_number(source, 'size'))} bytes  sha256 {shown_digest}...")
+    if len(inputs) > top:
+        lines.append(f"  ... and {len(inputs) - top:,} more input files ({len(inputs):,} in all; --top N shows N)")
+    return lines
+
+
+def token_lines(tokenizer: Tokenizer, top: int) -> list[str]:
+    """`top` tokens of each list: the longest, the last learned, the most used and the rarest in
+    training."""
+    show = tokenizer.token_text
     merged_ids = tokenizer.merged_ids()
     longest = sorted(merged_ids, key=lambda token: (-len(tokenizer.token_symbols(token)), token))[:top]
-    lines.append(f"longest tokens ({top}):")
+    lines = [f"longest tokens ({top}):"]
     for token in longest:
         lines.append(f"  {token:>7}  {len(tokenizer.token_symbols(token)):>5} symbols  {show(token)!r}")
     lines.append(f"last learned ({top}):")
@@ -73,12 +102,13 @@ def summary_lines(tokenizer: Tokenizer, top: int) -> list[str]:
         lines.append(f"most used merged tokens on the training data ({top}):")
         for token, uses in tokenizer.most_used_tokens(top):
             lines.append(f"  {token:>7}  used {uses:>8} times  {show(token)!r}")
-    if tokenizer.merge_counts:
-        rare = sorted(range(len(tokenizer.merge_counts)), key=lambda rank: (tokenizer.merge_counts[rank], rank))[:top]
+    counts = tokenizer.merge_counts
+    if counts:
+        rare = sorted(range(len(counts)), key=lambda rank: (counts[rank], rank))[:top]
         lines.append(f"rarest in training ({top}; candidates for under-trained tokens):")
         for rank in rare:
             token = merged_ids[rank]
-            lines.append(f"  {token:>7}  seen {tokenizer.merge_counts[rank]:>6} times  {show(token)!r}")
+            lines.append(f"  {token:>7}  seen {counts[rank]:>6} times  {show(token)!r}")
     return lines
 
 

@@ -17,6 +17,7 @@ from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output
 
 TICKS_PER_STEP = 60
+DRUM_CHANNEL = 9  # General MIDI's percussion channel (10, counted from 1)
 # tempo changes, time signatures and notes (program, pitch, velocity, start step, steps)
 Music = tuple[list[tuple[int, int]], list[tuple[int, int, int]], list[tuple[str, int, int, int, int]]]
 
@@ -169,9 +170,12 @@ class MidiDecoder:
             lane_notes.setdefault((program, lane), []).append((start, end, pitch, velocity))
         channels: dict[str, int] = {}
         for program, lane in sorted(lane_notes, key=lambda key: (key[0] == "drums", key)):
-            if program not in channels:
-                free = [channel for channel in range(16) if channel != 9]
-                channels[program] = 9 if program == "drums" else free[len([p for p in channels if p != "drums"]) % 15]
+            if program == "drums":
+                channels.setdefault(program, DRUM_CHANNEL)
+            elif program not in channels:
+                melodic = [channel for channel in range(16) if channel != DRUM_CHANNEL]
+                taken = len([other for other in channels if other != "drums"])
+                channels[program] = melodic[taken % len(melodic)]
             channel = channels[program]
             events: list[tuple[int, int, Any]] = []
             if program != "drums":
@@ -195,9 +199,8 @@ class MidiDecoder:
     def write(self, document: Any, path: str) -> None:
         if type(document).__name__ != "MidiFile":
             raise BpeError(f"the midi decoder writes MIDI files, not {type(document).__name__}")
-        with atomic_output(
-            path, binary=True
-        ) as handle:  # never a half-written file; the usual permissions; a bad path is a BpeError naming it
+        # never a half-written file; the usual permissions; a bad path is a BpeError naming it
+        with atomic_output(path, binary=True) as handle:
             document.save(file=handle)
 
 
@@ -208,7 +211,8 @@ def _track(events: list[tuple[int, int, Any]]) -> Any:
     track = mido.MidiTrack()
     now = 0
     for tick, _, message in sorted(events, key=lambda event: (event[0], event[1])):
-        message.time = tick - now  # each message is new and in one track: no copy (a copy costs more than the message)
+        # each message is new and in one track: it is changed in place, not copied
+        message.time = tick - now
         track.append(message)
         now = tick
     track.append(mido.MetaMessage("end_of_track", time=0))

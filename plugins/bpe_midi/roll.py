@@ -43,6 +43,7 @@ def roll_notes(
     started = -1  # the token of the pending note's Pitch/NoteOn
     sounding: dict[tuple[str, int], deque[tuple[int, int]]] = {}  # MIDILike: (start, token) of open notes
     opened: tuple[str, int] | None = None
+
     for index, symbols in enumerate(tokens):
         for symbol in symbols:
             kind, _, value = labels[symbol].partition("_")
@@ -91,6 +92,7 @@ def roll_notes(
                         notes.append(RollNote(program, int(value), start, step - start, token))
                 pitch = None
                 velocity = False
+
     if grammar != "remi":  # bar lines from the time signatures: time shifts stop at every one
         end = max([step] + [note.start + note.steps for note in notes])
         line = 0
@@ -112,6 +114,7 @@ def draw(labels: Sequence[str], tokens: Sequence[Sequence[int]], grammar: str, r
     facts = [f"starts {count} note{'s' if count != 1 else ''}" if count else "" for count in started]
     if not notes:
         return TokenDrawing(facts, [""] * len(tokens), "", "no notes in the shown tokens")
+
     low = min(note.pitch for note in notes) - 2
     high = max(note.pitch for note in notes) + 2
     end = max(note.start + note.steps for note in notes)
@@ -122,6 +125,8 @@ def draw(labels: Sequence[str], tokens: Sequence[Sequence[int]], grammar: str, r
         ".box{fill:none;stroke:#222;stroke-width:1;stroke-dasharray:3 2}"
         ".bar{stroke:#999}.beat{stroke:#eee}</style>"
     ]
+
+    # the grid: beats, numbered bars, and each C named
     for beat in range(0, end + 1, resolution):
         x = 30 + beat * STEP_WIDTH
         body.append(f'<line class="beat" x1="{x}" y1="0" x2="{x}" y2="{height - 20}"/>')
@@ -135,18 +140,22 @@ def draw(labels: Sequence[str], tokens: Sequence[Sequence[int]], grammar: str, r
         if pitch % 12 == 0:
             y = (high - pitch) * PITCH_HEIGHT
             body.append(f'<text x="2" y="{y + PITCH_HEIGHT}" font-size="9">C{pitch // 12 - 1}</text>')
+
+    # the notes, filled in their token's color, and a dashed box around a token's several notes
     boxes: dict[int, list[int]] = {}  # token -> x0, y0, x1, y1 of its notes
     for note in notes:
         x = 30 + note.start * STEP_WIDTH
         y = (high - note.pitch) * PITCH_HEIGHT
-        w = max(note.steps * STEP_WIDTH - 1, 1)
+        note_width = max(note.steps * STEP_WIDTH - 1, 1)
         title = escape(f"token {note.token + 1}: program {note.program}, pitch {note.pitch}")
         body.append(
-            f'<rect class="note n{note.token % 2}" data-k="{note.token}" x="{x}" y="{y}" width="{w}" '
+            f'<rect class="note n{note.token % 2}" data-k="{note.token}" x="{x}" y="{y}" width="{note_width}" '
             f'height="{PITCH_HEIGHT - 1}"><title>{title}</title></rect>'
         )
-        box = boxes.setdefault(note.token, [x, y, x + w, y + PITCH_HEIGHT - 1])
-        box[:] = [min(box[0], x), min(box[1], y), max(box[2], x + w), max(box[3], y + PITCH_HEIGHT - 1)]
+        right = x + note_width
+        bottom = y + PITCH_HEIGHT - 1
+        box = boxes.setdefault(note.token, [x, y, right, bottom])
+        box[:] = [min(box[0], x), min(box[1], y), max(box[2], right), max(box[3], bottom)]
     for token, (x0, y0, x1, y1) in boxes.items():
         if started[token] < 2:  # a lone note's own outline is its token's
             continue
@@ -154,6 +163,7 @@ def draw(labels: Sequence[str], tokens: Sequence[Sequence[int]], grammar: str, r
             f'<rect class="box" data-k="{token}" x="{x0 - 1}" y="{y0 - 1}" width="{x1 - x0 + 2}" '
             f'height="{y1 - y0 + 2}"/>'
         )
+
     svg = (
         f'<svg class="roll" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}"><title>piano roll</title>{"".join(body)}</svg>'
