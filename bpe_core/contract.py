@@ -14,7 +14,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, runtime_checkable
 
-from bpe_core.engine import CONTINUES, PADDING, PLAIN, STARTS
+from bpe_core.engine import CONTINUES, END_WIDTH, MAX_PACKED, PADDING, PLAIN, STARTS
 from bpe_core.errors import BpeError
 
 
@@ -134,7 +134,8 @@ UNIT_CONTINUES: Final = CONTINUES
 UNIT_STARTS: Final = STARTS
 # bytes that must follow the last chunk of `PackedChunks.symbols` (the engine reads keys in words)
 PACKING_PADDING: Final = PADDING
-END_WIDTH: Final = 8  # a chunk end in `PackedChunks.ends`: a little-endian signed 64-bit integer
+PACKED_END_WIDTH: Final = END_WIDTH  # bytes of a chunk end in `PackedChunks.ends` (little-endian)
+PACKED_LIMIT: Final = MAX_PACKED  # `PackedChunks.symbols` holds fewer bytes than this
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ class PackedChunks:
 
     `symbols`: every chunk's symbol ids, one byte each (alphabets of up to 256 symbols), chunk
     after chunk and document after document, then PACKING_PADDING. `ends`: where each chunk ends
-    in `symbols`, END_WIDTH bytes each (`array("q", ends).tobytes()` on a little-endian machine;
+    in `symbols`, PACKED_END_WIDTH bytes each (`array("i", ends).tobytes()` on a little-endian machine;
     the first chunk starts at 0, every other where the one before ends). `documents[d]`: how many
     chunks documents 0..d hold together. `repeats_long`: whether long chunks are likely to come
     again (text's runs of spaces are; a genome's stretches are not), so worth caching.
@@ -167,6 +168,8 @@ class PackedChunks:
                 chunk_ends.append(end)
             counts.append(len(chunk_ends))
         symbols = b"".join(chunk for chunks in documents for chunk in chunks) + PADDING
+        if end >= MAX_PACKED:
+            raise BpeError(f"packed chunks hold fewer than {MAX_PACKED} symbols, not {end}")
         ends = b"".join(chunk_end.to_bytes(END_WIDTH, "little") for chunk_end in chunk_ends)
         return PackedChunks(symbols, ends, counts, repeats_long)
 

@@ -29,6 +29,7 @@ from bpe_core.strands import make_codec
 from bpe_core.visual.page import notebook, page
 
 DECODE_ERRORS = ("roundtrip", "replace", "strict")  # what decode does with ids that make invalid UTF-8
+CHUNK_CACHE_SIZE = 1 << 18  # chunks whose ids a tokenizer remembers (not packed: MIDI, k-mers)
 
 
 class Tokenizer:
@@ -93,6 +94,7 @@ class Tokenizer:
 
         self._special_by_id = {token_id: token for token, token_id in layout.special_ids.items()}
         self._token_lengths: dict[int, int] = {}
+        self._chunk_ids: dict[Any, list[int]] = {}  # chunk -> ids, for alphabets too large to pack
         self._packer = self.pretokenizer if isinstance(self.pretokenizer, contract.PacksChunks) else None
         plain = self._packer if not self.normalizers and not layout.whole_chunks else None  # as in _encode_plain
         self._batches = BatchEncoder(self.encode, self.encode_ordinary, pretokenizer.byte_level, plain, self._encoder)
@@ -389,14 +391,19 @@ class Tokenizer:
                 internal = encoder.encode_symbols_dropout(self.pretokenizer.symbols(chunk), dropout, rng)
                 dropped.extend(encoder.to_output(internal))
             return dropped
-        if self.pretokenizer.byte_level:
-            return encoder.encode_utf8_chunks(chunks if isinstance(chunks, list) else list(chunks))
+        if self.alphabet_size <= 256:  # packed, through the engine's cache of byte ranges
+            symbols = self.pretokenizer.symbols
+            packed = contract.PackedChunks.of([[bytes(symbols(chunk)) for chunk in chunks]])
+            return packing.encode_packed(encoder, packed)[0]
         ids: list[int] = []
+        chunk_ids_of = self._chunk_ids
         for chunk in chunks:
-            chunk_ids = encoder.cached(chunk)
+            chunk_ids = chunk_ids_of.get(chunk)
             if chunk_ids is None:
                 chunk_ids = encoder.to_output(encoder.encode_symbols(self.pretokenizer.symbols(chunk)))
-                encoder.remember(chunk, chunk_ids)
+                if len(chunk_ids_of) >= CHUNK_CACHE_SIZE:  # emptied when full: bounded memory
+                    chunk_ids_of.clear()
+                chunk_ids_of[chunk] = chunk_ids
             ids.extend(chunk_ids)
         return ids
 

@@ -441,13 +441,18 @@ def test_decoder_rejects_ids_outside_the_vocabulary():
 
 @settings(max_examples=100)
 @given(texts=st.lists(st.text(max_size=30), max_size=20), cache_size=st.sampled_from([1, 2, 1 << 18]))
-def test_encode_utf8_chunks_equals_encoding_each_chunk_through_any_cache(texts, cache_size):
+def test_encode_ranges_equals_encoding_each_chunk_through_any_cache(texts, cache_size):
     merges = [tuple(pair) for pair in engine.train(256, [list(t.encode()) for t in texts], [1] * len(texts), 30).merges]
     encoder = engine.Encoder(256, merges, cache_size)
     plain = engine.Encoder(256, merges)
     expected = [token for text in texts for token in plain.encode_symbols(list(text.encode("utf-8")))]
-    assert encoder.encode_utf8_chunks(texts) == expected
-    assert encoder.encode_utf8_chunks(texts) == expected  # again, now from the cache
+    packed = b"".join(text.encode("utf-8") for text in texts) + engine.PADDING
+    lengths = [len(text.encode("utf-8")) for text in texts]
+    ends = b"".join(sum(lengths[: index + 1]).to_bytes(engine.END_WIDTH, "little") for index in range(len(texts)))
+    for _ in range(2):  # again, now from the cache
+        ids: list[int] = []
+        assert encoder.encode_ranges(packed, ends, 0, len(texts), 0, ids, True) == len(packed) - 8
+        assert ids == expected
 
 
 # ---------------------------------------------------------------- alphabet

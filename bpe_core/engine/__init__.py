@@ -12,6 +12,7 @@ from bpe_core.engine.decoder import Decoder
 from bpe_core.engine.encode.encoder import Encoder
 from bpe_core.engine.encode.recover import recover_merges
 from bpe_core.engine.encode.unit_sides import CONTINUES, PLAIN, STARTS
+from bpe_core.engine.tables import END_WIDTH, MAX_PACKED
 from bpe_core.engine.train.chunk_counts import PADDING, ChunkCounts
 from bpe_core.engine.train.mirror import mirror_tokens
 from bpe_core.engine.train.trainer import TIE_HF, TIE_LARGEST, TIE_RULES, TIE_SMALLEST, Trainer
@@ -72,6 +73,8 @@ def is_compiled() -> bool:
 
 __all__ = [
     "CONTINUES",
+    "END_WIDTH",
+    "MAX_PACKED",
     "PADDING",
     "PLAIN",
     "STARTS",

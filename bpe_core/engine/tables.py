@@ -14,13 +14,18 @@ memory of a cache.
 
 from typing import Final, final
 
-from librt.vecs import append, vec
+from librt.vecs import vec
 from mypy_extensions import i64
 
 MULTIPLIER: Final[i64] = 2654435761  # Knuth's multiplicative hash: 2**32 / the golden ratio
 EMPTY: Final[i64] = -1
 MISSING: Final[i64] = -1 << 62
 NO_LIMIT: Final[i64] = 1 << 62
+# packed chunks (`Encoder.encode_ranges`, `ChunkCounts.add_ranges`) are given by where each ends in
+# the packed symbols: a little-endian 32-bit offset each, so fewer than 2**31 symbols (the trainer
+# and the bucket encoder take no more in any case)
+END_WIDTH: Final[i64] = 4
+MAX_PACKED: Final[i64] = 1 << 31
 FIRST_SLOTS: Final[i64] = 256
 
 
@@ -38,12 +43,8 @@ def mix_word(state: i64, word: i64) -> i64:
 
 
 def empty_slots(size: i64) -> vec[i64]:
-    """`size` i64s of EMPTY, filled in place (a list to build it from would cost 8 bytes a slot
-    more; a while loop, as mypyc boxes the index of `for _ in range(...)`)."""
-    slots = vec[i64](capacity=size)
-    while len(slots) < size:
-        slots = append(slots, EMPTY)
-    return slots
+    """`size` i64s of EMPTY."""
+    return vec[i64]([EMPTY] * size)
 
 
 @final
@@ -104,11 +105,6 @@ class IntTable:
         self.slots[2 * slot] = key
         self.slots[2 * slot + 1] = value
         self.count += 1
-
-    def put_new(self, key: i64, value: i64) -> None:
-        """`put`, unless the key is already there: then its first value stays."""
-        if self.get(key) == MISSING:
-            self.put(key, value)
 
     def _slot(self, key: i64) -> i64:
         """The slot holding `key`, or the free slot where it would go."""

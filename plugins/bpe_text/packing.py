@@ -8,11 +8,11 @@ A mypyc kernel like the scanner: no pluggy, no `regex`, no I/O, no engine. It pa
 
 from typing import Final
 
-from librt.strings import BytesWriter, read_i64_le, write_i64_le
+from librt.strings import BytesWriter, read_i64_le, write_i32_le
 from librt.vecs import append, vec
-from mypy_extensions import i64
+from mypy_extensions import i32, i64
 
-from bpe_core.contract import PACKING_PADDING
+from bpe_core.contract import PACKED_LIMIT, PACKING_PADDING
 from bpe_text.scanner import Scanner
 
 # the high bit of each byte of a word: a word of ASCII has none of them set
@@ -26,6 +26,8 @@ def pack_texts(scanner: Scanner, texts: list[str]) -> tuple[bytes, bytes, list[i
     once, joined; the scanner is told where each text ends, so no chunk crosses two."""
     joined = "".join(texts)  # a single text is joined to itself, not copied
     data = joined.encode("utf-8", "surrogatepass") + PACKING_PADDING
+    if len(data) - len(PACKING_PADDING) >= PACKED_LIMIT:
+        raise ValueError(f"texts of {len(data) - len(PACKING_PADDING)} bytes of UTF-8 are too many to pack at once")
     offsets = ByteOffsets(joined, data)
     ends = BytesWriter()
     documents: list[int] = []
@@ -36,7 +38,7 @@ def pack_texts(scanner: Scanner, texts: list[str]) -> tuple[bytes, bytes, list[i
         while start < size:
             end = scanner.chunk_end(joined, start, size)
             byte_end = end + offsets.extra if end <= offsets.plain_until else offsets.at(end)
-            write_i64_le(ends, byte_end)
+            write_i32_le(ends, i32(byte_end))
             chunks += 1
             start = end
         documents.append(chunks)

@@ -115,7 +115,7 @@ class BucketEncoder:
         occurrence in the middle unmerged when no choice is its own mirror image (`x y x'`, y its
         own image). Every rule maps to its mirror image, so a chunk's mirror image (reversed, each
         symbol mirrored) encodes as the mirror image of its encoding, exactly."""
-        size: i64 = len(self.left)
+        size = self.table.size()
         if len(token_mirror) != self.alphabet_size + size:
             raise ValueError(f"a mirror of {len(token_mirror)} tokens for {self.alphabet_size + size}")
         left = vec[i64]()  # copies: the table given is the encoder's, and stays as it is

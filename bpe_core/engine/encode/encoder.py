@@ -16,15 +16,14 @@ opt-in, is the one exception: `mirror_overlaps`). The choice:
   there are merges (its buckets cost about that much to set up, so it is set up once the long
   chunks have paid for it), and at once from SWEEP_CHUNK symbols (a genome).
 
-Repeated chunks are cached: byte ranges by their bytes (`range_cache`), other chunks by any
-hashable the caller chooses (`cached`, `remember`). Ids come out in the caller's layout
-(`set_output_ids`). This module does not split documents into chunks or map chunks to symbols.
+Repeated byte ranges are cached by their bytes (`range_cache`). Ids come out in the caller's
+layout (`set_output_ids`). This module does not split documents into chunks or map chunks to symbols.
 """
 
 from random import Random
 from typing import Final, cast
 
-from librt.strings import read_i64_le
+from librt.strings import read_i32_le
 from mypy_extensions import i64
 
 from bpe_core.engine.encode.buckets import BucketEncoder
@@ -32,11 +31,11 @@ from bpe_core.engine.encode.kernel import MergeKernel
 from bpe_core.engine.encode.pair_ranks import PairRanks
 from bpe_core.engine.encode.range_cache import RangeCache
 from bpe_core.engine.encode.units import UnitReader
+from bpe_core.engine.tables import END_WIDTH
 
-LONG_CHUNK: Final = 96
-SWEEP_CHUNK: Final = 4096
+LONG_CHUNK: Final[i64] = 96
+SWEEP_CHUNK: Final[i64] = 4096
 DEFAULT_CACHE_SIZE: Final = 1 << 18
-END_WIDTH: Final = 8  # a chunk end in `encode_ranges`: one little-endian i64
 
 
 class Encoder:
@@ -53,7 +52,6 @@ class Encoder:
     buckets: BucketEncoder | None
     units: UnitReader | None
     unit_roles: bytes  # see set_units
-    cache: dict[object, list[int]]
     cache_size: int
     range_cache: RangeCache | None
     output_ids: list[int]
@@ -61,7 +59,7 @@ class Encoder:
     # that encoding copies a reference per token instead of making an int
     boxed: list[object]
     mirrored: list[int]
-    long_symbols: int  # symbols of long byte ranges the kernel took while the buckets were not set up
+    long_symbols: i64  # symbols of long byte ranges the kernel took while the buckets were not set up
 
     def __init__(
         self,
@@ -91,7 +89,6 @@ class Encoder:
         self.buckets = None
         self.units = None
         self.unit_roles = b""
-        self.cache = {}
         self.cache_size = cache_size
         self.range_cache = None
         self.mirrored = []
@@ -105,7 +102,7 @@ class Encoder:
     def merge_results(self) -> list[int]:
         """The id each merge makes, in rank order."""
         results = self.table.results
-        return [int(results[rank]) for rank in range(len(results))]
+        return [int(results[rank]) for rank in range(self.table.size())]
 
     def rank_of(self, left: int, right: int) -> int:
         """The rank of the merge of (left, right), 1 << 60 if there is none."""
@@ -116,7 +113,7 @@ class Encoder:
         -1 drops the token. An empty list means ids as they are."""
         self.output_ids = list(output_ids)
         if not output_ids:
-            self.boxed = list(range(self.alphabet_size + len(self.table.results) + 1))
+            self.boxed = list(range(self.alphabet_size + self.table.size() + 1))
         elif min(output_ids) >= 0:  # no token dropped: the list itself (one list fewer for the garbage collector)
             self.boxed = cast(list[object], self.output_ids)
         else:
@@ -125,7 +122,6 @@ class Encoder:
 
     def _forget(self) -> None:
         """Drop every cached encoding (the output layout or the rules changed)."""
-        self.cache.clear()
         self.range_cache = None
 
     def mirror_overlaps(self, token_mirror: list[int]) -> None:
@@ -159,7 +155,8 @@ class Encoder:
     def encode_symbols_dropout(self, symbols: list[int], dropout: float, rng: Random) -> list[int]:
         """BPE-dropout over one chunk (`kernel` says how); dropout 0 gives `encode_symbols`."""
         kernel = self.kernel
-        return kernel.tokens(kernel.scan_dropout(kernel.read_list(symbols), dropout, rng))
+        count = kernel.read_list(symbols)
+        return kernel.tokens(kernel.scan(kernel.parts, kernel.ranks, count, None, -1, -1, False, dropout, rng))
 
     def to_output(self, ids: list[int]) -> list[int]:
         """ids in the output layout (see set_output_ids)."""
@@ -172,16 +169,6 @@ class Encoder:
             if mapped >= 0:
                 result.append(mapped)
         return result
-
-    def cached(self, chunk: object) -> list[int] | None:
-        """The ids remembered for `chunk`, or None."""
-        return self.cache.get(chunk)
-
-    def remember(self, chunk: object, ids: list[int]) -> None:
-        """Remember ids for a chunk; the cache is emptied when full, which bounds its memory."""
-        if len(self.cache) >= self.cache_size:
-            self.cache.clear()
-        self.cache[chunk] = ids
 
     def set_units(self, roles: bytes) -> None:
         """Each symbol's role in units (`roles`, one per symbol, the values of
@@ -208,15 +195,16 @@ class Encoder:
         self, data: bytes, ends: bytes, first: i64, last: i64, start: i64, out: list[int], cache_long: bool
     ) -> i64:
         """Extend `out` with the ids (output layout) of chunks first..last - 1 of packed chunks:
-        chunk k ends at the little-endian i64 at ends[8 * k], and chunk `first` starts at `start`
-        (where the one before ends). Gives where the last one ends. Each chunk as `encode_range`
-        encodes it (the cache asked here: no call more per chunk)."""
+        chunk k ends at the offset `ends` holds at END_WIDTH * k (`tables.END_WIDTH`), and chunk
+        `first` starts at `start` (where the one before ends). Gives where the last one ends.
+        Each chunk as `encode_range` encodes it (the cache asked here: no call more per chunk)."""
         self.prepare_ranges()
         cache = self.range_cache
         assert cache is not None
+        longest_cached: i64 = 1 << 62 if cache_long else LONG_CHUNK - 1
         for chunk in range(first, last):
-            end = read_i64_le(ends, END_WIDTH * chunk)
-            if end - start >= LONG_CHUNK and not cache_long:
+            end = i64(read_i32_le(ends, END_WIDTH * chunk))
+            if end - start > longest_cached:
                 self._encode_into(data, start, end, out)
             elif not cache.extend_found(data, start, end, out):
                 begin = len(out)
@@ -264,13 +252,13 @@ class Encoder:
         kernel = self.kernel
         kernel.room(size)
         units = self.units
-        if units is not None and units.wanted(data, start, end):
+        if units is not None and units.first_start < 256 and units.wanted(data, start, end):
             count = units.read(kernel, data, start, size)
         else:
             count = kernel.read_bytes(data, start, size)
         kernel.write(kernel.merge(count), self.boxed, out)
 
-    def _renting(self, length: int) -> bool:
+    def _renting(self, length: i64) -> bool:
         """Whether a long byte range of `length` symbols goes to the kernel because the bucket
         encoder is not set up yet and the long ranges so far (this one included) have not yet
         added up to as many symbols as there are merges. From SWEEP_CHUNK symbols on (a genome)
@@ -279,18 +267,3 @@ class Encoder:
             return False
         self.long_symbols += length
         return self.long_symbols < self.table.size()
-
-    def encode_utf8_chunks(self, chunks: list[str]) -> list[int]:
-        """Ids (in the output layout) for text chunks over a byte alphabet (symbol id = byte
-        value), with the cache."""
-        result: list[int] = []
-        cache = self.cache
-        for chunk in chunks:
-            ids = cache.get(chunk)
-            if ids is None:
-                data = chunk.encode("utf-8", "surrogatepass") + bytes(8)
-                ids = []
-                self._encode_into(data, 0, len(data) - 8, ids)
-                self.remember(chunk, ids)
-            result.extend(ids)
-        return result

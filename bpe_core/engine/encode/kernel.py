@@ -8,9 +8,9 @@ binary min-heap of (rank, position) keys (stale keys, whose position's pair has 
 skipped), O(n log n). The two take the same merges in the same order, so they give the same ids.
 
 The scan has two options. `guard`: before each merge, ask whether a neighbour outside the parts
-could take the first or last part first (the unit reader seals units with it, `units`). Dropout
-(`dropout`, BPE-dropout, Provilkov et al., 2020): each candidate merge is skipped with that
-probability, trying candidates best first; the chunk is done when every candidate was skipped.
+could take the first or last part first (the unit reader seals units with it, `units`).
+BPE-dropout (`rng`, Provilkov et al., 2020): each candidate merge is skipped with probability
+`dropout`, trying candidates best first; the chunk is done when every candidate was skipped.
 With dropout 0 that is the plain scan.
 
 It neither caches nor splits documents; `encoder.Encoder` chooses what reads a chunk and which
@@ -107,7 +107,7 @@ class MergeKernel:
         if count >= HEAP_CHUNK:
             self._merge_heap(count)
             return -1
-        return self.scan(self.parts, self.ranks, count, None, NO_SYMBOL, NO_SYMBOL, False)
+        return self.scan(self.parts, self.ranks, count, None, NO_SYMBOL, NO_SYMBOL, False, 0.0, None)
 
     def scan(
         self,
@@ -118,25 +118,42 @@ class MergeKernel:
         before: i64,
         after: i64,
         exact: bool,
+        dropout: float,
+        rng: Random | None,
     ) -> i64:
         """Merge parts[:count] (ranks[:count - 1] their pairs' ranks) by rescanning; the number
         of parts left. With a `guard`, BLOCKED as soon as a merge would take the first part while
         a merge at that rank or below takes it into a left neighbour ending in `before` (or the
         last part and a right neighbour starting with `after`; `exact`: that very symbol, else
-        any of its class)."""
+        any of its class). With an `rng`, each merge is chosen with BPE-dropout."""
         table = self.table
         while count > 1:
             best_rank = NO_RANK
             best: i64 = -1
-            for index in range(count - 1):
-                if ranks[index] < best_rank:
-                    best_rank = ranks[index]
-                    best = index
+            if rng is None:
+                for index in range(count - 1):
+                    if ranks[index] < best_rank:
+                        best_rank = ranks[index]
+                        best = index
+            else:
+                best = self._dropout_choice(ranks, count, dropout, rng)
+                if best >= 0:
+                    best_rank = ranks[best]
             if best < 0:
                 break
             if guard is not None and self._guarded(parts, count, best, best_rank, guard, before, after, exact):
                 return BLOCKED
-            count = self._merge_at(parts, ranks, count, best, table.results[best_rank])
+            new_id = table.results[best_rank]
+            parts[best] = new_id
+            count -= 1
+            for index in range(best + 1, count):
+                parts[index] = parts[index + 1]
+            for index in range(best, count - 1):
+                ranks[index] = ranks[index + 1]
+            if best < count - 1:
+                ranks[best] = table.rank_of(new_id, parts[best + 1])
+            if best > 0:
+                ranks[best - 1] = table.rank_of(parts[best - 1], new_id)
         return count
 
     def _guarded(
@@ -147,43 +164,18 @@ class MergeKernel:
             return True
         return best == count - 2 and after != NO_SYMBOL and guard.taken(parts[count - 1], False, after, rank, exact)
 
-    def _merge_at(self, parts: vec[i64], ranks: vec[i64], count: i64, best: i64, new_id: i64) -> i64:
-        """Merge parts best and best + 1 into new_id, ranking the two pairs that makes; the new
-        count of parts."""
-        table = self.table
-        parts[best] = new_id
-        count -= 1
-        for index in range(best + 1, count):
-            parts[index] = parts[index + 1]
-        for index in range(best, count - 1):
-            ranks[index] = ranks[index + 1]
-        if best < count - 1:
-            ranks[best] = table.rank_of(new_id, parts[best + 1])
-        if best > 0:
-            ranks[best - 1] = table.rank_of(parts[best - 1], new_id)
-        return count
-
-    def scan_dropout(self, count: i64, dropout: float, rng: Random) -> i64:
-        """The scan with BPE-dropout (see the module docstring); the number of parts left."""
-        parts = self.parts
-        ranks = self.ranks
-        table = self.table
-        while count > 1:
-            candidates: list[int] = []
-            for index in range(count - 1):
-                if ranks[index] != NO_RANK:
-                    candidates.append(ranks[index] << 32 | index)
-            candidates.sort()
-            chosen: i64 = -1
-            for candidate in candidates:
-                if rng.random() >= dropout:
-                    chosen = candidate
-                    break
-            if chosen < 0:
-                break
-            best = chosen & 0xFFFFFFFF
-            count = self._merge_at(parts, ranks, count, best, table.results[chosen >> 32])
-        return count
+    def _dropout_choice(self, ranks: vec[i64], count: i64, dropout: float, rng: Random) -> i64:
+        """The pair to merge under BPE-dropout: the candidates best first (lowest rank, then
+        leftmost), each skipped with probability `dropout`; -1 when every one was skipped."""
+        candidates: list[int] = []
+        for index in range(count - 1):
+            if ranks[index] != NO_RANK:
+                candidates.append(ranks[index] << 32 | index)
+        candidates.sort()
+        for candidate in candidates:
+            if rng.random() >= dropout:
+                return candidate & 0xFFFFFFFF
+        return -1
 
     def _merge_heap(self, size: i64) -> None:
         """Merge parts[:size] over a linked list from position 0, with a heap of rank << shift |

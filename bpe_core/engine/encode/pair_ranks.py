@@ -11,10 +11,10 @@ added one at a time (`add`), as `recover_merges` finds them.
 
 from typing import Final, final
 
-from librt.vecs import append, vec
+from librt.vecs import vec
 from mypy_extensions import i32, i64
 
-from bpe_core.engine.tables import MISSING, IntTable, mix
+from bpe_core.engine.tables import EMPTY, MISSING, IntTable, mix
 
 NO_RANK: Final[i64] = 1 << 60
 NO_BYTE_RANK: Final[i32] = -1
@@ -40,7 +40,8 @@ class PairRanks:
     alphabet_size: i64
     capacity: i64  # merges there is room for
     id_bound: i64  # above every id a merge may name or make
-    left: vec[i64]  # [rank]: the merge's pair
+    count: i64  # merges added
+    left: vec[i64]  # [rank]: the merge's pair (room for `capacity`, the first `count` set)
     right: vec[i64]
     results: vec[i64]  # [rank]: the id it makes
     # whether each merge makes alphabet_size + rank from ids made before it: rank order is then
@@ -58,9 +59,10 @@ class PairRanks:
         self.alphabet_size = alphabet_size
         self.capacity = capacity
         self.id_bound = alphabet_size + capacity + 1
-        self.left = vec[i64]()
-        self.right = vec[i64]()
-        self.results = vec[i64]()
+        self.count = 0
+        self.left = vec[i64]([0] * capacity)
+        self.right = vec[i64]([0] * capacity)
+        self.results = vec[i64]([0] * capacity)
         self.fresh = True
         self.byte_ranks = vec[i32]([NO_BYTE_RANK] * BYTE_PAIRS)
         self.ranks = IntTable(expected=capacity)
@@ -72,12 +74,13 @@ class PairRanks:
 
     def size(self) -> i64:
         """Merges added."""
-        return len(self.results)
+        return self.count
 
     def add(self, left: i64, right: i64, result: i64) -> None:
         """Append a merge (lowest priority so far) that makes `result`."""
-        rank: i64 = len(self.results)
-        if rank >= self.capacity or min(left, right) < 0 or max(left, right, result) >= self.id_bound:
+        rank = self.count
+        bound = self.id_bound
+        if rank >= self.capacity or left < 0 or right < 0 or left >= bound or right >= bound or result >= bound:
             raise ValueError(f"merge {rank} ({left}, {right}) -> {result} is beyond the table's room")
         if left < 256 and right < 256:
             if self.byte_ranks[left * 256 + right] == NO_BYTE_RANK:
@@ -87,9 +90,10 @@ class PairRanks:
             if self.ranks.get(key) == MISSING:
                 self.ranks.put(key, rank)
                 self._filter_in(key)
-        self.left = append(self.left, left)
-        self.right = append(self.right, right)
-        self.results = append(self.results, result)
+        self.left[rank] = left
+        self.right[rank] = right
+        self.results[rank] = result
+        self.count = rank + 1
         if result != self.alphabet_size + rank or left >= result or right >= result:
             self.fresh = False
 
@@ -114,14 +118,25 @@ class PairRanks:
         if left < 256 and right < 256:
             byte_rank = i64(self.byte_ranks[left * 256 + right])
             return NO_RANK if byte_rank == NO_BYTE_RANK else byte_rank
+        # the filter, then the integer table's probe written out (one hash: the encoders ask
+        # this once or twice per merge they make)
         key = left * self.id_bound + right
-        bit = mix(key) & self.filter_mask
+        hashed = mix(key)
+        bit = hashed & self.filter_mask
         if (self.filter[bit >> 6] >> (bit & 63)) & 1 == 0:
             return NO_RANK
-        rank = self.ranks.get(key)
-        return NO_RANK if rank == MISSING else rank
+        slots = self.ranks.slots
+        mask = self.ranks.mask
+        slot = hashed & mask
+        while True:
+            stored = slots[2 * slot]
+            if stored == key:
+                return slots[2 * slot + 1]
+            if stored == EMPTY:
+                return NO_RANK
+            slot = (slot + 1) & mask
 
     def pairs(self) -> list[tuple[int, int]]:
         """Each merge's (left, right), in rank order (made on each call: kept as two vecs, which
         the garbage collector never visits)."""
-        return [(int(self.left[rank]), int(self.right[rank])) for rank in range(len(self.left))]
+        return [(int(self.left[rank]), int(self.right[rank])) for rank in range(self.count)]

@@ -71,12 +71,12 @@ class UnitReader:
         self.seal_ranks = vec[i64]([0] * MAX_UNIT)
 
     def wanted(self, data: bytes, start: i64, end: i64) -> bool:
-        """Whether data[start:end] holds a symbol that starts a unit (while units are read)."""
+        """Whether data[start:end] holds a symbol that starts a unit (the caller checks first
+        that units are still read: `first_start` below 256)."""
         first_start = self.first_start
-        if first_start < 256:
-            for index in range(start, end):
-                if data[index] >= first_start:
-                    return True
+        for index in range(start, end):
+            if data[index] >= first_start:
+                return True
         return False
 
     def read(self, kernel: MergeKernel, data: bytes, start: i64, size: i64) -> i64:
@@ -167,7 +167,7 @@ class UnitReader:
         for offset in range(length):
             parts[offset] = (key >> (8 * offset)) & 255
         kernel.rank_parts(parts, self.seal_ranks, length)
-        left = kernel.scan(parts, self.seal_ranks, length, self.sides, before, after, exact)
+        left = kernel.scan(parts, self.seal_ranks, length, self.sides, before, after, exact, 0.0, None)
         if left == BLOCKED:
             return NOT_SEALED if exact else EXACT
         if left > 1:

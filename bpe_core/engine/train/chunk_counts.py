@@ -17,11 +17,11 @@ nothing of text: a key is whatever bytes the caller packs a chunk's symbols into
 
 from typing import Final
 
-from librt.strings import BytesWriter, read_i64_le, write_i64_le
+from librt.strings import BytesWriter, read_i32_le, read_i64_le, write_i64_le
 from librt.vecs import append, vec
 from mypy_extensions import i64
 
-from bpe_core.engine.tables import mix_word
+from bpe_core.engine.tables import END_WIDTH, mix_word
 
 EMPTY: Final[i64] = -1
 PADDING: Final = b"\x00" * 8
@@ -112,10 +112,10 @@ class ChunkCounts:
 
     def add_ranges(self, data: bytes, ends: bytes, first: i64, last: i64, start: i64) -> i64:
         """Count chunks first..last - 1 of packed chunks once each: chunk k ends at the
-        little-endian i64 at ends[8 * k], and chunk `first` starts at `start`. Gives where the
+        offset `ends` holds at END_WIDTH * k (`tables.END_WIDTH`), and chunk `first` starts at `start`. Gives where the
         last one ends."""
         for chunk in range(first, last):
-            end = read_i64_le(ends, WORD * chunk)
+            end = i64(read_i32_le(ends, END_WIDTH * chunk))
             self.add(data, start, end, 1)
             start = end
         return start
