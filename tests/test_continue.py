@@ -12,9 +12,12 @@ from typing import Any
 
 import pytest
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
+from helpers.dna import DNABERT2_CONFIG as DNA
 from helpers.interop import assert_same_ids, read_ranks, tiktoken_encoding
+from helpers.midi import REMI_BPE_CONFIG as MIDI
 from helpers.midi import pop909_paths
 from helpers.paths import CONFIGS_DIR, ECOLI_PATH, LAMBDA_PATH
+from helpers.text import GPT2_CONFIG as GPT2
 from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer as HfTokenizer
@@ -25,10 +28,7 @@ from bpe_core.engine import TIE_RULES, Trainer
 from bpe_core.engine import train as engine_train
 from bpe_core.training import make_plan
 
-GPT2 = CONFIGS_DIR / "gpt2-style.yaml"
 STAGE2 = CONFIGS_DIR / "superbpe-stage2.yaml"
-DNA = CONFIGS_DIR / "dnabert2-style.yaml"
-MIDI = CONFIGS_DIR / "midi-remi-bpe.yaml"
 
 
 @st.composite

@@ -20,6 +20,7 @@ import pytest
 import regex
 import tiktoken
 from helpers.cli_runner import assert_clean_error, assert_fails_cleanly, assert_ok, run_bpe_bounded
+from helpers.text import EOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer as HfTokenizer
@@ -31,7 +32,6 @@ from bpe_core.engine import Trainer
 from bpe_core.formats.tiktoken import read_ranks
 from bpe_core.plugins import registry
 
-EOT = "<|endoftext|>"
 TIMEOUT = 60  # seconds: every case is a few seconds; a hang or blow-up fails naming the case
 MEMORY_MB = 1536
 CONFIG = (

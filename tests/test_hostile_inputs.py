@@ -23,9 +23,12 @@ from pathlib import Path
 import distributed
 import pytest
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe_bounded
+from helpers.dna import DNABERT2_CONFIG as DNA
+from helpers.midi import REMI_CONFIG as MIDI
 from helpers.midi import pop909_paths
 from helpers.outputs import snapshot
-from helpers.paths import CONFIGS_DIR, LAMBDA_PATH, READS_PATH
+from helpers.paths import LAMBDA_PATH, READS_PATH
+from helpers.text import GPT2_CONFIG as GPT2
 
 import bpe_core
 from bpe_core.errors import BpeError
@@ -35,9 +38,6 @@ from bpe_dna.readers import FastaReader, FastqReader
 from bpe_midi.reader import MidiReader
 from bpe_text.readers import JsonlReader, TextReader
 
-GPT2 = CONFIGS_DIR / "gpt2-style.yaml"
-DNA = CONFIGS_DIR / "dnabert2-style.yaml"
-MIDI = CONFIGS_DIR / "midi-remi.yaml"
 SMALL_VOCAB = ("--set", "trainer.vocab_size=300")
 MEMORY_MB = 600  # any case here: a bound that a blow-up (gigabytes) cannot hide under
 LINE_MEMORY_MB = 300  # a 40 MB line fits only if it is cut (base address space ~ 200 MB)

@@ -42,6 +42,7 @@ from helpers.interop import (
 from helpers.modes import PURE
 from helpers.paths import BENCHMARK_TEXTS, require
 from helpers.patterns import PUBLISHED_PATTERNS
+from helpers.text import SPECIALS
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tiktoken_ext.openai_public import r50k_pat_str
@@ -58,7 +59,6 @@ DOCS_CHARS = 1_500_000 if PURE else None
 # Secondary comparisons (other file layouts, the command line) use the start of the docs.
 SLICE_CHARS = 300_000 if PURE else 1_000_000
 HF_TRAINING_CHARS = 2_000_000  # what `tokenizers` trains on for the import tests
-SPECIALS = ["<|endoftext|>", "<|pad|>"]
 SPECIAL_TEXT = (
     "<|endoftext|>Hello world<|endoftext|><|endoftext|>def f(x):\n    return x<|pad|> tail<|pad|>"
     "in<|endoftext|>word  <|pad|>\n<|endoftext|>"

@@ -17,9 +17,12 @@ from pathlib import Path
 import distributed
 import pytest
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
+from helpers.dna import DNABERT2_CONFIG as DNA
 from helpers.dna import fasta_records
+from helpers.midi import REMI_BPE_CONFIG as MIDI
 from helpers.midi import pop909_paths
-from helpers.paths import CHR17_PATH, CONFIGS_DIR, ECOLI_PATH, LAMBDA_PATH
+from helpers.paths import CHR17_PATH, ECOLI_PATH, LAMBDA_PATH
+from helpers.text import GPT2_CONFIG as GPT2
 
 import bpe_core
 from bpe_core import training
@@ -31,10 +34,6 @@ from bpe_core.errors import BpeError
 from bpe_core.plugins import registry
 from bpe_core.training import count
 from bpe_text.readers import TextReader
-
-GPT2 = CONFIGS_DIR / "gpt2-style.yaml"
-DNA = CONFIGS_DIR / "dnabert2-style.yaml"
-MIDI = CONFIGS_DIR / "midi-remi-bpe.yaml"
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,8 @@ from helpers.patterns import GPT2_PATTERN
 from helpers.processes import child_processes, wait_until_gone
 from helpers.text import (
     EOT,
+    PAD,
+    SPECIALS,
     gpt2_byte_characters,
     multilingual_excerpt,
     non_ascii_paragraphs,
@@ -33,8 +35,6 @@ from hypothesis import strategies as st
 import bpe_core
 from bpe_core import BpeError
 
-PAD = "<|pad|>"
-SPECIALS = [EOT, PAD]
 VOCAB = 600
 
 # Fragments that look like special tokens, for text that must never yield a special id.

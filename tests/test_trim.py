@@ -22,6 +22,7 @@ import pytest
 from helpers.cli_runner import assert_fails_cleanly, assert_ok, run_bpe
 from helpers.interop import assert_same_ids, published_vocabulary_path, read_ranks, tiktoken_encoding
 from helpers.patterns import PUBLISHED_PATTERNS
+from helpers.text import SPECIALS
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer as HfTokenizer
@@ -29,7 +30,6 @@ from tokenizers import Tokenizer as HfTokenizer
 import bpe_core
 from bpe_core.engine import TIE_RULES
 
-SPECIALS = ["<|endoftext|>", "<|pad|>"]
 SPECIAL_SETTINGS = ("none", "end", "start")
 PROPERTY_CHARS = 40_000  # the property trains many times: a small slice of the docs
 MERGES_V2 = 160

@@ -1,6 +1,7 @@
-"""The shared text the tests train and encode on, and GPT-2's byte characters: the Python
-documentation (read once, newlines untouched) and its slices, and GPT-2's printable stand-in for
-each byte as openai/gpt-2 publishes it (the split patterns are in helpers.patterns).
+"""The shared text the tests train and encode on, and what text tokenizers in the tests are made
+of: the Python documentation (read once, newlines untouched) and its slices, the GPT-2-style
+config, the special tokens tests add, and GPT-2's printable stand-in for each byte as openai/gpt-2
+publishes it (the split patterns are in helpers.patterns).
 
 Nothing here calls bpe_core: expected values in the tests must not come from the code under test.
 """
@@ -8,10 +9,13 @@ Nothing here calls bpe_core: expected values in the tests must not come from the
 import gzip
 from functools import lru_cache
 
-from helpers.paths import DOCS_PATH, require
+from helpers.paths import CONFIGS_DIR, DOCS_PATH, require
 
 TRAINING_CHARS = 200_000
 EOT = "<|endoftext|>"
+PAD = "<|pad|>"
+SPECIALS = [EOT, PAD]  # two special tokens for tests that add their own
+GPT2_CONFIG = CONFIGS_DIR / "gpt2-style.yaml"
 
 
 def gpt2_byte_characters() -> dict[str, int]:
