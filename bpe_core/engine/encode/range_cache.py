@@ -11,12 +11,14 @@ text.
 
 from typing import Final, cast
 
+from librt.strings import read_i64_le
 from mypy_extensions import i64
 
 from bpe_core.engine.tables import EMPTY, HASH_BITS, LENGTH_BITS, RANGE_SLOT, WORD, RangeTable, mix_word, range_home
 
 FIRST_SLOTS: Final[i64] = 1 << 6
 ID_BITS: Final[i64] = 24  # a value: where the chunk's ids start << ID_BITS | how many there are
+ID_COUNT: Final[i64] = (1 << 24) - 1
 
 
 class RangeCache(RangeTable):
@@ -45,15 +47,16 @@ class RangeCache(RangeTable):
 
     def extend_found(self, data: bytes, start: i64, end: i64, out: list[int]) -> bool:
         """Extend `out` with the ids cached for data[start:end] and say True, or say False.
-        (The hash's first step and the probe written out: it runs once per chunk.)"""
+        (The first word, the hash's first step and the probe written out: it runs once per
+        chunk.)"""
         size = end - start
-        first = self._word(data, start, size)
+        first = read_i64_le(data, start) & self.word_masks[size if size < WORD else WORD]
         state = mix_word(size, first) if size <= WORD else self._hash(data, start, size, first)
         hashed = state & HASH_BITS
         tag = (hashed << LENGTH_BITS) | size
         slots = self.slots
         mask = self.mask
-        slot = range_home(hashed, mask)
+        slot = (hashed ^ (hashed >> 17)) & mask  # range_home, written out
         while True:
             base = slot * RANGE_SLOT
             stored = slots[base]
@@ -67,7 +70,7 @@ class RangeCache(RangeTable):
         begin = value >> ID_BITS
         ids = self.ids
         sink = cast(list[object], out)
-        for index in range(begin, begin + (value & ((1 << ID_BITS) - 1))):
+        for index in range(begin, begin + (value & ID_COUNT)):
             sink.append(ids[index])
         return True
 
