@@ -2,8 +2,8 @@
 reference encoder: random merge lists trained by the naive reference, random and run-heavy
 sequences, and real genomes (E. coli, encoded with merges learned on phage lambda), long enough
 for the engine to encode them window by window. Expected values come from
-tests/helpers/reference.py, or from the same merges read as an import's (a table in which a merge
-reuses an id, which the engine merges with another loop), not from the loop under test.
+tests/helpers/reference.py, or from the same merges written as an import's (`as_imported`, which
+the engine merges with another loop), not from the loop under test.
 
 One test still reaches into the engine, `bpe_core.engine.encode.buckets`: joining windows is exact
 for any window and overlap, and only windows far smaller than the engine's own make the many
@@ -14,7 +14,7 @@ import gzip
 
 import pytest
 from helpers.paths import ECOLI_PATH, LAMBDA_PATH
-from helpers.reference import encode_reference, train_reference
+from helpers.reference import as_imported, encode_reference, train_reference
 from helpers.strategies import chunk_shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -31,15 +31,6 @@ def bucket_encoder(alphabet_size: int, merges: list[tuple[int, int]]) -> BucketE
     for rank, (left, right) in enumerate(merges):
         table.add(left, right, alphabet_size + rank)
     return BucketEncoder(table)
-
-
-def as_an_import(alphabet_size: int, merges: list[tuple[int, int]]) -> engine.Encoder:
-    """The same merges as an import's table: one more merge, of a pair of the symbol `alphabet_size
-    - 1` that the chunks never hold, makes an id that exists already (as Hugging Face's merges may),
-    so the engine merges with its kernel, not the loop for fresh merges; the ids are the same."""
-    unused = alphabet_size - 1
-    results = [alphabet_size + rank for rank in range(len(merges))] + [alphabet_size]
-    return engine.Encoder(alphabet_size, [*merges, (unused, unused)], results=results)
 
 
 @st.composite
@@ -105,11 +96,11 @@ def test_a_genome_and_long_runs_encode_as_an_imports_merges_encode_them() -> Non
     """E. coli's first 600 kbp (120 kbp pure), a run of 100,000 of one base and a periodic chunk as
     long, with 2,000 merges learned on phage lambda: chunks this long are encoded window by window,
     and give the ids of the same merges read as an import's, which are merged whole."""
-    alphabet_size = 5  # A C G T and a symbol no chunk holds (see as_an_import)
-    merges = Trainer(alphabet_size, [fasta_sequence(LAMBDA_PATH, 20_000)], [1], alphabet_size + 2_000).run(2_000)
+    merges = Trainer(4, [fasta_sequence(LAMBDA_PATH, 20_000)], [1], 4 + 2_000).run(2_000)
     genome = fasta_sequence(ECOLI_PATH, 600_000 if engine.is_compiled() else 120_000)
-    fresh, imported = engine.Encoder(alphabet_size, merges), as_an_import(alphabet_size, merges)
+    imported_merges, results = as_imported(4, merges)
+    fresh, imported = engine.Encoder(4, merges), engine.Encoder(4, imported_merges, results=results)
     for sequence in (genome, [0] * 100_000, [0, 1, 1, 3, 2] * 20_000):
         ids = fresh.encode_symbols(sequence)
         assert ids == imported.encode_symbols(sequence)
-        assert engine.Decoder(alphabet_size, merges).symbols(ids) == sequence
+        assert engine.Decoder(4, merges).symbols(ids) == sequence

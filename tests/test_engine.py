@@ -9,17 +9,17 @@ segmentation; the short and the long encoding paths must agree; decoding inverts
 import random
 
 import pytest
-from helpers.reference import decode_reference, encode_reference, train_reference
+from helpers.reference import TIE_RULE_NAMES, as_imported, decode_reference, encode_reference, train_reference
+from helpers.strategies import TIE_RULES, WEIGHTS, chunk_shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpe_core import engine
-from bpe_core.engine.encode import encoder as encoder_module
 
 pytestmark = pytest.mark.both_modes
 
-TIE_RULES = {"smallest": engine.TIE_SMALLEST, "largest": engine.TIE_LARGEST}
-LONG_CHUNK = encoder_module.LONG_CHUNK
+# chunks this long are far longer than words: long enough for any loop the engine keeps for long chunks
+LONG = 100
 
 
 def train_both(alphabet_size, chunks, weights, num_merges, min_frequency=1, max_token_length=0, tie_break="smallest"):
@@ -30,7 +30,7 @@ def train_both(alphabet_size, chunks, weights, num_merges, min_frequency=1, max_
         num_merges,
         min_frequency=min_frequency,
         max_token_length=max_token_length,
-        tie_break=TIE_RULES[tie_break],
+        tie_break=engine.TIE_RULES.index(tie_break),
     )
     reference = train_reference(alphabet_size, chunks, weights, num_merges, min_frequency, max_token_length, tie_break)
     return trainer, reference
@@ -43,17 +43,6 @@ def assert_same_as_reference(trainer, reference):
 
 
 # ---------------------------------------------------------------- strategies
-
-
-def chunk_shapes(symbol):
-    """Random chunks, long runs of one symbol (aaaa...), and periodic ones (abab..., aabaab...)."""
-    random_chunk = st.lists(symbol, max_size=24)
-    run = st.builds(lambda s, n: [s] * n, symbol, st.integers(0, 40))
-    periodic = st.builds(lambda unit, n: unit * n, st.lists(symbol, min_size=1, max_size=4), st.integers(1, 16))
-    return st.one_of(random_chunk, run, periodic)
-
-
-weights_strategy = st.one_of(st.integers(1, 6), st.integers(1, 2**40))
 
 
 @st.composite
@@ -75,25 +64,22 @@ def corpora(draw, large_alphabet=False, max_chunks=10):
         symbols = list(range(alphabet_size))
     symbol = st.sampled_from(symbols)
     chunks = draw(st.lists(chunk_shapes(symbol), max_size=max_chunks))
-    weights = draw(st.lists(weights_strategy, min_size=len(chunks), max_size=len(chunks)))
+    weights = draw(st.lists(WEIGHTS, min_size=len(chunks), max_size=len(chunks)))
     return alphabet_size, chunks, weights
-
-
-tie_rules = st.sampled_from(sorted(TIE_RULES))
 
 
 # ---------------------------------------------------------------- trainer == reference
 
 
 @settings(max_examples=300)
-@given(corpus=corpora(), num_merges=st.integers(0, 40), tie_break=tie_rules)
+@given(corpus=corpora(), num_merges=st.integers(0, 40), tie_break=TIE_RULES)
 def test_trainer_matches_reference_on_small_alphabets(corpus, num_merges, tie_break):
     alphabet_size, chunks, weights = corpus
     assert_same_as_reference(*train_both(alphabet_size, chunks, weights, num_merges, tie_break=tie_break))
 
 
 @settings(max_examples=150)
-@given(corpus=corpora(large_alphabet=True), num_merges=st.integers(0, 30), tie_break=tie_rules)
+@given(corpus=corpora(large_alphabet=True), num_merges=st.integers(0, 30), tie_break=TIE_RULES)
 def test_trainer_matches_reference_on_large_alphabets(corpus, num_merges, tie_break):
     alphabet_size, chunks, weights = corpus
     assert_same_as_reference(*train_both(alphabet_size, chunks, weights, num_merges, tie_break=tie_break))
@@ -105,7 +91,7 @@ def test_trainer_matches_reference_on_large_alphabets(corpus, num_merges, tie_br
     num_merges=st.integers(0, 40),
     min_frequency=st.one_of(st.integers(0, 12), st.sampled_from([2**20, 2**40, 2**41 + 1])),
     max_token_length=st.sampled_from([0, 1, 2, 3, 4, 7]),
-    tie_break=tie_rules,
+    tie_break=TIE_RULES,
 )
 def test_trainer_matches_reference_with_min_frequency_and_max_token_length(
     corpus, num_merges, min_frequency, max_token_length, tie_break
@@ -121,8 +107,8 @@ def test_trainer_matches_reference_with_min_frequency_and_max_token_length(
     alphabet_size=st.integers(2, 5),
     unit=st.lists(st.integers(0, 1), min_size=1, max_size=5),
     repeats=st.integers(1, 200),
-    weight=weights_strategy,
-    tie_break=tie_rules,
+    weight=WEIGHTS,
+    tie_break=TIE_RULES,
 )
 def test_trainer_matches_reference_on_long_periodic_chunks(alphabet_size, unit, repeats, weight, tie_break):
     chunks = [unit * repeats, [0] * (repeats + 1), [0, 1] * repeats]
@@ -131,7 +117,7 @@ def test_trainer_matches_reference_on_long_periodic_chunks(alphabet_size, unit, 
 
 
 @settings(max_examples=25)
-@given(seed=st.integers(0, 2**32), tie_break=tie_rules)
+@given(seed=st.integers(0, 2**32), tie_break=TIE_RULES)
 def test_trainer_matches_reference_with_thousands_of_distinct_pairs(seed, tie_break):
     # more distinct pairs than the pair table's first capacity, so it has to grow
     rng = random.Random(seed)
@@ -144,8 +130,8 @@ def test_trainer_matches_reference_with_thousands_of_distinct_pairs(seed, tie_br
 @settings(max_examples=60)
 @given(
     chunks=st.lists(st.lists(st.sampled_from([0, 1, 65534, 65535]), max_size=30), max_size=8),
-    weights=st.lists(weights_strategy, min_size=8, max_size=8),
-    tie_break=tie_rules,
+    weights=st.lists(WEIGHTS, min_size=8, max_size=8),
+    tie_break=TIE_RULES,
 )
 def test_trainer_matches_reference_at_the_top_of_the_largest_alphabet(chunks, weights, tie_break):
     assert_same_as_reference(*train_both(65536, chunks, weights[: len(chunks)], 30, tie_break=tie_break))
@@ -156,7 +142,7 @@ def test_trainer_matches_reference_at_the_top_of_the_largest_alphabet(chunks, we
     corpus=corpora(),
     zero_weights=st.lists(st.booleans(), max_size=10),
     num_merges=st.integers(0, 30),
-    tie_break=tie_rules,
+    tie_break=TIE_RULES,
 )
 def test_zero_weight_chunks_do_not_change_the_merges(corpus, zero_weights, num_merges, tie_break):
     alphabet_size, chunks, weights = corpus
@@ -219,7 +205,7 @@ def test_tie_break_compares_left_id_before_right_id():
 
 def test_higher_count_wins_over_tie_break():
     chunks = [[0, 1], [2, 3]]
-    for rule in TIE_RULES.values():
+    for rule in (engine.TIE_SMALLEST, engine.TIE_LARGEST):
         assert engine.train(4, chunks, [1, 2], 1, tie_break=rule).merges == [(2, 3)]
         assert engine.train(4, chunks, [2, 1], 1, tie_break=rule).merges == [(0, 1)]
 
@@ -327,12 +313,17 @@ def test_trainer_rejects_unknown_tie_rule():
     corpus=corpora(),
     num_merges=st.integers(0, 40),
     max_token_length=st.sampled_from([0, 0, 3]),
-    tie_break=tie_rules,
+    tie_break=TIE_RULES,
 )
 def test_encoding_a_training_chunk_gives_its_final_segmentation(corpus, num_merges, max_token_length, tie_break):
     alphabet_size, chunks, weights = corpus
     trainer = engine.train(
-        alphabet_size, chunks, weights, num_merges, max_token_length=max_token_length, tie_break=TIE_RULES[tie_break]
+        alphabet_size,
+        chunks,
+        weights,
+        num_merges,
+        max_token_length=max_token_length,
+        tie_break=engine.TIE_RULES.index(tie_break),
     )
     encoder = engine.Encoder(alphabet_size, trainer.merges)
     assert [encoder.encode_symbols(chunk) for chunk in chunks] == trainer.segments()
@@ -356,13 +347,11 @@ def encoder_cases(draw):
     alphabet_size = draw(st.integers(2, 5))
     symbol = st.integers(0, alphabet_size - 1)
     long_input = st.one_of(
-        st.lists(symbol, min_size=LONG_CHUNK, max_size=4 * LONG_CHUNK),
-        st.builds(lambda s, n: [s] * n, symbol, st.integers(LONG_CHUNK - 2, 3 * LONG_CHUNK)),
-        st.builds(
-            lambda unit, n: unit * n, st.lists(symbol, min_size=1, max_size=5), st.integers(LONG_CHUNK // 2, 200)
-        ),
+        st.lists(symbol, min_size=LONG, max_size=4 * LONG),
+        st.builds(lambda s, n: [s] * n, symbol, st.integers(LONG - 2, 3 * LONG)),
+        st.builds(lambda unit, n: unit * n, st.lists(symbol, min_size=1, max_size=5), st.integers(LONG // 2, 200)),
     )
-    symbols = draw(st.one_of(st.lists(symbol, min_size=1, max_size=LONG_CHUNK - 1), long_input))
+    symbols = draw(st.one_of(st.lists(symbol, min_size=1, max_size=LONG - 1), long_input))
     if draw(st.booleans()):
         extra = draw(st.lists(st.lists(symbol, max_size=30), max_size=4))
         merges = engine.train(alphabet_size, [symbols] + extra, [1] * (1 + len(extra)), draw(st.integers(0, 60))).merges
@@ -375,13 +364,15 @@ def encoder_cases(draw):
 @settings(max_examples=300)
 @given(case=encoder_cases())
 def test_every_merge_loop_agrees_with_the_rank_order_reference(case):
-    # the kernel scans chunks shorter than HEAP_CHUNK and uses its heap on longer ones; fresh
-    # merges given as lists go to the bucket encoder
+    """Short and long chunks as lists of fresh merges, as lists of the same merges written as an
+    import's, and as byte ranges: whichever loop the engine picks for each, the reference's ids."""
     alphabet_size, merges, symbols = case
-    encoder = engine.Encoder(alphabet_size, merges)
     expected = encode_reference(alphabet_size, merges, symbols)
-    assert encoder.kernel.encode_list(symbols) == expected
-    assert encoder.encode_symbols(symbols) == expected
+    assert engine.Encoder(alphabet_size, merges).encode_symbols(symbols) == expected
+    imported, results = as_imported(alphabet_size, merges)
+    assert engine.Encoder(alphabet_size, imported, results=results).encode_symbols(symbols) == expected
+    ranges = engine.Encoder(alphabet_size, merges)
+    assert ranges.encode_uncached(bytes(symbols) + engine.PADDING, 0, len(symbols)) == expected
 
 
 @settings(max_examples=200)
@@ -407,15 +398,19 @@ def test_encoder_applies_lowest_rank_first_not_longest_match():
     # merges: (b, c) rank 0, (a, b) rank 1; "abc" -> a + bc, although "ab" comes first
     encoder = engine.Encoder(3, [(1, 2), (0, 1)])
     assert encoder.encode_symbols([0, 1, 2]) == [0, 3]
-    long_input = [0, 1, 2] * LONG_CHUNK
-    assert encoder.encode_symbols(long_input) == [0, 3] * LONG_CHUNK
+    long_input = [0, 1, 2] * LONG
+    assert encoder.encode_symbols(long_input) == [0, 3] * LONG
 
 
-def test_encoder_merges_a_run_from_the_left_on_both_paths():
+def test_encoder_merges_a_run_from_the_left_on_every_path():
     encoder = engine.Encoder(2, [(0, 0)])
-    for length in (3, 5, LONG_CHUNK + 1, 3 * LONG_CHUNK + 1):
-        assert encoder.encode_symbols([0] * length) == [2] * (length // 2) + [0]
-        assert encoder.kernel.encode_list([0] * length) == [2] * (length // 2) + [0]
+    imported_merges, results = as_imported(2, [(0, 0)])
+    imported = engine.Encoder(2, imported_merges, results=results)
+    for length in (3, 5, LONG + 1, 3 * LONG + 1, 10_001):
+        expected = [2] * (length // 2) + [0]
+        assert encoder.encode_symbols([0] * length) == expected
+        assert imported.encode_symbols([0] * length) == expected
+        assert encoder.encode_uncached(bytes(length) + engine.PADDING, 0, length) == expected
 
 
 def test_encoder_leaves_empty_and_single_symbol_chunks_alone():
@@ -490,7 +485,7 @@ def dna_ids(sequence):
     return ["ACGT".index(base) for base in sequence]
 
 
-@pytest.mark.parametrize("tie_break", sorted(TIE_RULES))
+@pytest.mark.parametrize("tie_break", sorted(TIE_RULE_NAMES))
 def test_long_genome_chunk_matches_reference(ecoli_genome, tie_break):
     symbols = dna_ids(ecoli_genome[1_000_000:1_005_000])
     assert_same_as_reference(*train_both(4, [symbols], [1], 400, tie_break=tie_break))

@@ -15,6 +15,9 @@ Nothing here is fast, clever or shared with bpe_core: it must stay obviously cor
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+# the tie rules train_reference implements, by the names bpe_core.engine.TIE_RULES gives them
+TIE_RULE_NAMES = ("smallest", "largest")
+
 
 @dataclass
 class ReferenceResult:
@@ -60,7 +63,7 @@ def train_reference(
     `base_merges` are taken first, in order, whatever their count and whatever `forbidden` says
     (their counts are recorded, 0 for a pair that does not occur); `num_merges` counts them too.
     """
-    assert tie_break in ("smallest", "largest")
+    assert tie_break in TIE_RULE_NAMES
     assert len(chunks) == len(weights)
     segments = [list(chunk) for chunk in chunks]
     token_length = [1] * alphabet_size
@@ -101,6 +104,18 @@ def train_reference(
         merge_counts.append(counts[best])
         token_length.append(token_length[best[0]] + token_length[best[1]])
     return ReferenceResult(merges, merge_counts, segments)
+
+
+def as_imported(alphabet_size: int, merges: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[int]]:
+    """(merges, results): the same merges as an import may write them, the first one listed again
+    at the end making an id that exists already (as Hugging Face's merges may). A pair listed
+    twice keeps its first rank, so the extra merge never applies and the ids are those of
+    `merges`; a table in which a merge does not make the next new id is one the engine merges
+    with another loop than fresh merges (its kernel), so encoding through it checks that loop."""
+    if not merges:
+        return [], []
+    results = [alphabet_size + rank for rank in range(len(merges))]
+    return [*merges, merges[0]], [*results, alphabet_size]
 
 
 def encode_reference(alphabet_size: int, merges: list[tuple[int, int]], symbols: list[int]) -> list[int]:

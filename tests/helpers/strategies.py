@@ -1,13 +1,18 @@
 """Hypothesis strategies that more than one test module draws from: chunks of symbol ids shaped so
 that pairs repeat (random ones, runs of one symbol, periodic ones), weights small and past 32
-bits, and corpora closed under a random involution (for mirrored training).
+bits, the reference's tie rules, and corpora closed under a random involution (for mirrored
+training).
 
 Nothing here calls bpe_core: these only make inputs.
 """
 
 from hypothesis import strategies as st
 
+from helpers.reference import TIE_RULE_NAMES
+
 WEIGHTS = st.one_of(st.integers(1, 6), st.integers(1, 2**40))
+# the tie rules the naive reference implements, by name (bpe_core.engine.TIE_RULES.index gives the engine's)
+TIE_RULES = st.sampled_from(TIE_RULE_NAMES)
 
 
 def chunk_shapes(
