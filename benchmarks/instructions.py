@@ -16,7 +16,8 @@ The workloads use only the public API (`bpe_core.train`, `load`, `from_tiktoken`
   (`_common.held_back_docs()`) and the Japanese and German Debian Reference of benchmarks/data/.
 - `train/11mb-32k`: `bpe_core.train` of the GPT-2-pattern config of benchmarks/train_text.py on
   the 11 MB prefix of its corpus (`_corpus.large_corpus()`, cut at a newline as that script cuts
-  it), vocabulary 32768, one worker; counted from reading the file to the last merge.
+  it), vocabulary 32768, one worker; counted from reading the file to the last merge. The setup
+  trains on the corpus's first 4 KB, so plugin loading and first imports are not counted.
 - `encode/ecoli-genome`: `encode` of the whole E. coli K-12 MG1655 genome (one 4.6 Mbp string)
   with `dna-4096`, a tokenizer trained once with configs/dnabert2-style.yaml (4096 tokens) on the
   genome's first million bases.
@@ -30,9 +31,13 @@ engine's functions may change names and layout. Both runs end with `os._exit` ri
 last step, so neither pays for tearing the interpreter down. Counts repeat because every child
 runs with PYTHONHASHSEED=0, the same environment and working folder, pinned to one core (so
 `workers=None` would mean one too) and, as each workload asks for, in one process: a child that
-forks is an error, since callgrind would count its workers apart. Before the counted runs, each
-child runs once natively and reports a digest of what the work produced (the ids, or the
-merges), so the table also says whether the two installations give the same output.
+forks is an error, since callgrind would count its workers apart. Two things would otherwise make
+the work's count depend on what the setup did, which differs between the two installations: the
+setup ends with a full garbage collection, and glibc's mmap threshold is fixed (GLIBC_TUNABLES),
+so that a large list's realloc copies it or not by its size alone, not by the heap's history.
+Before the counted runs, each child runs once natively and reports a digest of what the work
+produced (the ids, or the merges), so the script also says whether the two installations give
+the same output.
 
 Inputs are prepared once into a data folder (default: `instr_data` beside the repository) and
 never rebuilt: the trained vocabularies are trained there by the `--before` interpreter, and a
@@ -51,6 +56,7 @@ import only the standard library and bpe_core.
 
 import argparse
 import functools
+import gc
 import gzip
 import hashlib
 import json
@@ -90,8 +96,12 @@ DNA_CONFIG = REPO_ROOT / "configs" / "dnabert2-style.yaml"
 DNA_TRAINING_BASES = 1_000_000
 DNA_TOKENIZER = "dna-4096"
 GUARD_RATIO = 1.03  # issue 34: an after figure within 3% of its before figure, or lower
-STAGES = ("setup", "work")
 RESULT_MARKER = "INSTRUCTIONS-RESULT "
+MMAP_THRESHOLD = 128 * 1024
+WARM_UP_BYTES = 4096
+# Saved with the figures: figures of another method are not compared (1: no collection at the end
+# of the setup, glibc's own mmap threshold, training's first imports counted with its work).
+METHOD = 2
 
 
 @dataclass(frozen=True)
@@ -109,7 +119,7 @@ def all_workloads() -> list[Workload]:
         for text in TEXTS
     ]
     workloads += [
-        Workload(f"train/{TRAINING_MEGABYTES}mb-32k", (f"corpus-{TRAINING_MEGABYTES}mb.txt",)),
+        Workload(f"train/{TRAINING_MEGABYTES}mb-32k", (f"corpus-{TRAINING_MEGABYTES}mb.txt", "warm-up.txt")),
         Workload("encode/ecoli-genome", (f"{DNA_TOKENIZER}.json", "ecoli.fa.gz")),
         Workload(f"encode_batch/lambda-{READ_COUNT}-reads", (f"{DNA_TOKENIZER}.json", "lambda_reads.fq.gz")),
     ]
@@ -148,6 +158,9 @@ def prepare_work(name: str, data: Path) -> Callable[[], Any]:
 
     kind, _, subject = name.partition("/")
     if kind == "train":
+        # Training a few lines first loads the plugins and imports what training needs, so the
+        # count is the training's own, not the imports a refactor may add or remove.
+        bpe_core.train(TRAINING_CONFIG, [data / "warm-up.txt"], workers=1, progress=False)
         corpus = data / f"corpus-{TRAINING_MEGABYTES}mb.txt"
         return lambda: bpe_core.train(TRAINING_CONFIG, [corpus], workers=1, progress=False)
     if name == "encode/ecoli-genome":
@@ -199,6 +212,8 @@ def child_main(name: str, stage: str, data: Path) -> None:
     """`setup`/`work`: the runs callgrind counts, which print nothing. `check`: setup and work,
     natively, then the output's digest and the installation's facts for the parent."""
     work = prepare_work(name, data)
+    # The work starts from an empty young generation, not from wherever the setup left the collector.
+    gc.collect()
     if stage == "setup":
         os._exit(0)
     output = work()
@@ -232,8 +247,14 @@ def write_once(path: Path, make: Callable[[], bytes]) -> None:
 
 
 def run_python(python: str, code: str, *args: str) -> str:
-    """Run `code` natively with `python` and return its stdout; stop with its stderr on failure."""
-    done = subprocess.run([python, "-c", code, *args], capture_output=True, text=True, env=child_environment())
+    """Run `code` natively with `python` and return its stdout; stop with its stderr on failure.
+
+    It runs in the temporary folder: `-c` puts the working folder first on sys.path, and in the
+    repository that would import the source tree's bpe_core instead of the installation's.
+    """
+    done = subprocess.run(
+        [python, "-c", code, *args], capture_output=True, text=True, env=child_environment(), cwd=tempfile.gettempdir()
+    )
     if done.returncode != 0:
         raise SystemExit(f"{python} failed:\n{done.stderr[-3000:]}")
     return done.stdout
@@ -291,6 +312,13 @@ def shipped_text(file_name: str) -> bytes:
         return handle.read()
 
 
+def first_lines(path: Path, size: int) -> bytes:
+    """The file's first `size` bytes or fewer, cut after a newline."""
+    with open(path, "rb") as handle:
+        start = handle.read(size)
+    return start[: start.rfind(b"\n") + 1]
+
+
 def genome_start() -> bytes:
     sequence = genome_sequence(GENOME)[:DNA_TRAINING_BASES]
     lines = [">ecoli_k12_mg1655 first bases", *(sequence[i : i + 80] for i in range(0, len(sequence), 80))]
@@ -316,7 +344,9 @@ def prepare_inputs(data: Path, workloads: Sequence[Workload], trainer: str | Non
         trained_config = json.dumps({"pretokenizer": {"name": "gpt2"}, "trainer": {"vocab_size": TRAINED_VOCAB}})
         train_once(data / vocabulary_file(TRAINED), trainer, trained_config, [data / "training-docs.txt"])
     if f"corpus-{TRAINING_MEGABYTES}mb.txt" in needed:
-        write_once(data / f"corpus-{TRAINING_MEGABYTES}mb.txt", eleven_megabytes)
+        corpus = data / f"corpus-{TRAINING_MEGABYTES}mb.txt"
+        write_once(corpus, eleven_megabytes)
+        write_once(data / "warm-up.txt", functools.partial(first_lines, corpus, WARM_UP_BYTES))
     if f"{DNA_TOKENIZER}.json" in needed:
         write_once(data / "ecoli-start.fa", genome_start)
         train_once(data / f"{DNA_TOKENIZER}.json", trainer, str(DNA_CONFIG), [data / "ecoli-start.fa"])
@@ -334,6 +364,10 @@ def child_environment() -> dict[str, str]:
     """The same small environment for every child: a different one moves the setup's count."""
     environment = {"PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8", "HOME": os.environ.get("HOME", "/root")}
     environment["PATH"] = os.environ.get("PATH", "/usr/bin:/bin")
+    # glibc moves its mmap threshold up as large blocks are freed, so whether a growing list's
+    # realloc copies it would depend on everything the process freed before; a fixed threshold
+    # (glibc's starting one) makes it depend on the block alone.
+    environment["GLIBC_TUNABLES"] = f"glibc.malloc.mmap_threshold={MMAP_THRESHOLD}"
     return environment
 
 
@@ -426,12 +460,16 @@ def side_facts(python: str, entries: dict[str, Any]) -> dict[str, Any]:
     any_entry: dict[str, Any] = next(iter(entries.values()), {})
     facts = {key: any_entry.get(key) for key in ("bpe_core_version", "bpe_core_location", "compiled")}
     valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
-    return {"python": python, **facts, "valgrind": valgrind, "measured": time.strftime("%Y-%m-%d %H:%M %Z")}
+    measured = time.strftime("%Y-%m-%d %H:%M %Z")
+    return {"python": python, "method": METHOD, **facts, "valgrind": valgrind, "measured": measured}
 
 
 def merged_side(saved: dict[str, Any] | None, python: str, entries: dict[str, Any]) -> dict[str, Any]:
-    """A side's record: the new entries over a saved record's others, if that came from the same interpreter."""
-    workloads = dict(saved["workloads"]) if saved and saved.get("python") == python else {}
+    """A side's record: the new entries over a saved record's others, if those came from the same
+    interpreter and method."""
+    workloads: dict[str, Any] = {}
+    if saved is not None and saved.get("python") == python and saved.get("method", 1) == METHOD:
+        workloads.update(saved["workloads"])
     workloads.update(entries)
     return {**side_facts(python, entries or workloads), "workloads": workloads}
 
@@ -511,6 +549,11 @@ def main() -> None:
         before_record = merged_side(saved.get("before"), before_python, entries)
     if before_record is None:
         raise SystemExit("no before figures: give --before PYTHON, or a JSON file saved with --json")
+    if before_record.get("method", 1) != METHOD:
+        raise SystemExit(
+            f"the before figures were counted by method {before_record.get('method', 1)} of this script, which now "
+            f"counts by method {METHOD}: measure them again (--before PYTHON of the before installation)"
+        )
     results["before"] = before_record
     after_record: dict[str, Any] | None = None
     if options.after is not None:
@@ -525,6 +568,10 @@ def main() -> None:
 
     after_workloads = after_record["workloads"] if after_record else None
     print()
+    for side, record in (("before", before_record), ("after", after_record)):
+        if record is not None:
+            engine = {True: "compiled (mypyc)", False: "pure Python", None: "unknown"}[record.get("compiled")]
+            print(f"{side}: {record['python']}: bpe-core from {record.get('bpe_core_location')}, engine {engine}")
     shown = workloads if options.only is None else selected
     print("Instructions of the work (the guard rail):\n")
     print(table(shown, before_record["workloads"], after_workloads))
