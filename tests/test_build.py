@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.modes import PURE
 
 import bpe_core
 import bpe_text
@@ -26,7 +27,6 @@ SOURCE_TREE = TESTS_DIR.parent
 SOURCE_PACKAGE = SOURCE_TREE / "bpe_core"
 SOURCE_PLUGINS = SOURCE_TREE / "plugins"
 EXPECT_COMPILED = os.environ.get("BPE_CORE_EXPECT_COMPILED") == "1"
-PURE = os.environ.get("BPE_CORE_PURE") == "1"
 
 
 def engine_module_files():
@@ -66,10 +66,12 @@ def test_python_started_in_the_source_tree_runs_its_engine_and_the_installed_ker
     code = textwrap.dedent(
         """
         import sys
-        import bpe_core, bpe_core.engine.encode.encoder, bpe_text.packing
+        import bpe_core, bpe_text.packing
+        from bpe_core import engine
         tok = bpe_core.train("configs/gpt2-style.yaml", [sys.argv[1]], {"trainer.vocab_size": 300})
         assert tok.decode(tok.encode("naïve café 日本語")) == "naïve café 日本語"
-        print(bpe_core.__file__, bpe_core.engine.encode.encoder.__file__, bpe_text.packing.__file__)
+        engine_module = sys.modules["bpe_core.engine." + engine.ENGINE_MODULES[0]]
+        print(bpe_core.__file__, engine_module.__file__, bpe_text.packing.__file__)
         """
     )
     environment = {key: value for key, value in os.environ.items() if key != "BPE_CORE_PURE"}
