@@ -362,29 +362,12 @@ def test_docs_cli_table_lists_every_command_and_every_command_runs_something() -
 def test_encode_to_a_file_prints_the_one_line_summary_shards_print(
     text_tokenizer: Path, docs_and_unseen: Path, tmp_path: Path
 ) -> None:
-    to_file = run_bpe(
-        "encode",
-        "-t",
-        text_tokenizer,
-        docs_and_unseen / "docs.txt",
-        docs_and_unseen / "unseen.txt",
-        "-o",
-        "ids.txt",
-        cwd=tmp_path,
-    )
+    inputs = (docs_and_unseen / "docs.txt", docs_and_unseen / "unseen.txt")
+    to_file = run_bpe("encode", "-t", text_tokenizer, *inputs, "-o", "ids.txt", cwd=tmp_path)
     assert_ok(to_file)
     tokens = sum(len(line.split()) for line in (tmp_path / "ids.txt").read_text(encoding="utf-8").splitlines())
     assert to_file.stderr == f"2 documents, {tokens:,} tokens -> ids.txt\n"
-    to_shards = run_bpe(
-        "encode",
-        "-t",
-        text_tokenizer,
-        docs_and_unseen / "docs.txt",
-        docs_and_unseen / "unseen.txt",
-        "-o",
-        "shards/",
-        cwd=tmp_path,
-    )
+    to_shards = run_bpe("encode", "-t", text_tokenizer, *inputs, "-o", "shards/", cwd=tmp_path)
     assert_ok(to_shards)
     assert (
         to_shards.stderr == f"2 documents, {tokens:,} tokens in 2 shards -> {os.path.join('shards/', 'index.json')}\n"

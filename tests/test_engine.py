@@ -9,7 +9,14 @@ segmentation; the short and the long encoding paths must agree; decoding inverts
 import random
 
 import pytest
-from helpers.reference import TIE_RULE_NAMES, as_imported, decode_reference, encode_reference, train_reference
+from helpers.reference import (
+    TIE_RULE_NAMES,
+    as_imported,
+    assert_trains_like_the_reference,
+    decode_reference,
+    encode_reference,
+    train_reference,
+)
 from helpers.strategies import TIE_RULES, WEIGHTS, chunk_shapes
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,12 +41,6 @@ def train_both(alphabet_size, chunks, weights, num_merges, min_frequency=1, max_
     )
     reference = train_reference(alphabet_size, chunks, weights, num_merges, min_frequency, max_token_length, tie_break)
     return trainer, reference
-
-
-def assert_same_as_reference(trainer, reference):
-    assert [tuple(pair) for pair in trainer.merges] == reference.merges
-    assert list(trainer.merge_counts) == reference.merge_counts
-    assert trainer.segments() == reference.segments
 
 
 # ---------------------------------------------------------------- strategies
@@ -75,14 +76,14 @@ def corpora(draw, large_alphabet=False, max_chunks=10):
 @given(corpus=corpora(), num_merges=st.integers(0, 40), tie_break=TIE_RULES)
 def test_trainer_matches_reference_on_small_alphabets(corpus, num_merges, tie_break):
     alphabet_size, chunks, weights = corpus
-    assert_same_as_reference(*train_both(alphabet_size, chunks, weights, num_merges, tie_break=tie_break))
+    assert_trains_like_the_reference(*train_both(alphabet_size, chunks, weights, num_merges, tie_break=tie_break))
 
 
 @settings(max_examples=150)
 @given(corpus=corpora(large_alphabet=True), num_merges=st.integers(0, 30), tie_break=TIE_RULES)
 def test_trainer_matches_reference_on_large_alphabets(corpus, num_merges, tie_break):
     alphabet_size, chunks, weights = corpus
-    assert_same_as_reference(*train_both(alphabet_size, chunks, weights, num_merges, tie_break=tie_break))
+    assert_trains_like_the_reference(*train_both(alphabet_size, chunks, weights, num_merges, tie_break=tie_break))
 
 
 @settings(max_examples=250)
@@ -97,7 +98,7 @@ def test_trainer_matches_reference_with_min_frequency_and_max_token_length(
     corpus, num_merges, min_frequency, max_token_length, tie_break
 ):
     alphabet_size, chunks, weights = corpus
-    assert_same_as_reference(
+    assert_trains_like_the_reference(
         *train_both(alphabet_size, chunks, weights, num_merges, min_frequency, max_token_length, tie_break)
     )
 
@@ -113,7 +114,7 @@ def test_trainer_matches_reference_with_min_frequency_and_max_token_length(
 def test_trainer_matches_reference_on_long_periodic_chunks(alphabet_size, unit, repeats, weight, tie_break):
     chunks = [unit * repeats, [0] * (repeats + 1), [0, 1] * repeats]
     weights = [weight, 3, 1]
-    assert_same_as_reference(*train_both(alphabet_size, chunks, weights, 60, tie_break=tie_break))
+    assert_trains_like_the_reference(*train_both(alphabet_size, chunks, weights, 60, tie_break=tie_break))
 
 
 @settings(max_examples=25)
@@ -124,7 +125,7 @@ def test_trainer_matches_reference_with_thousands_of_distinct_pairs(seed, tie_br
     chunks = [[rng.randrange(200) for _ in range(rng.randrange(10, 40))] for _ in range(rng.randrange(60, 120))]
     weights = [rng.choice([1, 2, 3, rng.randrange(1, 2**40)]) for _ in chunks]
     assert len({(a, b) for chunk in chunks for a, b in zip(chunk, chunk[1:])}) > 512
-    assert_same_as_reference(*train_both(200, chunks, weights, 25, tie_break=tie_break))
+    assert_trains_like_the_reference(*train_both(200, chunks, weights, 25, tie_break=tie_break))
 
 
 @settings(max_examples=60)
@@ -134,7 +135,7 @@ def test_trainer_matches_reference_with_thousands_of_distinct_pairs(seed, tie_br
     tie_break=TIE_RULES,
 )
 def test_trainer_matches_reference_at_the_top_of_the_largest_alphabet(chunks, weights, tie_break):
-    assert_same_as_reference(*train_both(65536, chunks, weights[: len(chunks)], 30, tie_break=tie_break))
+    assert_trains_like_the_reference(*train_both(65536, chunks, weights[: len(chunks)], 30, tie_break=tie_break))
 
 
 @settings(max_examples=150)
@@ -488,7 +489,7 @@ def dna_ids(sequence):
 @pytest.mark.parametrize("tie_break", sorted(TIE_RULE_NAMES))
 def test_long_genome_chunk_matches_reference(ecoli_genome, tie_break):
     symbols = dna_ids(ecoli_genome[1_000_000:1_005_000])
-    assert_same_as_reference(*train_both(4, [symbols], [1], 400, tie_break=tie_break))
+    assert_trains_like_the_reference(*train_both(4, [symbols], [1], 400, tie_break=tie_break))
 
 
 def test_200_kbp_genome_chunk_segments_equal_its_encoding_and_decode_back(ecoli_genome):
@@ -509,7 +510,7 @@ def test_tandem_repeat_trains_to_exhaustion_like_the_reference(tandem_repeat, re
     symbols = dna_ids(unit) * repeats
     assert tandem_repeat[: 125 * repeats] == unit * repeats
     trainer, reference = train_both(4, [symbols], [1], 100_000)
-    assert_same_as_reference(trainer, reference)
+    assert_trains_like_the_reference(trainer, reference)
     # trained to exhaustion, the whole chunk became one token
     assert len(trainer.segments()[0]) == 1
     assert engine.Encoder(4, trainer.merges).encode_symbols(symbols) == trainer.segments()[0]
@@ -518,4 +519,4 @@ def test_tandem_repeat_trains_to_exhaustion_like_the_reference(tandem_repeat, re
 def test_tandem_repeat_with_weighted_unit_chunks_matches_reference(tandem_repeat):
     unit = dna_ids(tandem_repeat[:125])
     chunks = [unit * 3, unit, unit[:60], unit[60:] + unit[:5]]
-    assert_same_as_reference(*train_both(4, chunks, [2**33, 5, 2**40, 1], 300, tie_break="largest"))
+    assert_trains_like_the_reference(*train_both(4, chunks, [2**33, 5, 2**40, 1], 300, tie_break="largest"))

@@ -14,6 +14,7 @@ Nothing here is fast, clever or shared with bpe_core: it must stay obviously cor
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 # the tie rules train_reference implements, by the names bpe_core.engine.TIE_RULES gives them
 TIE_RULE_NAMES = ("smallest", "largest")
@@ -104,6 +105,13 @@ def train_reference(
         merge_counts.append(counts[best])
         token_length.append(token_length[best[0]] + token_length[best[1]])
     return ReferenceResult(merges, merge_counts, segments)
+
+
+def assert_trains_like_the_reference(trainer: Any, reference: ReferenceResult) -> None:
+    """An engine Trainer learned the reference's merges, with its counts, and left its segments."""
+    assert [tuple(pair) for pair in trainer.merges] == reference.merges
+    assert list(trainer.merge_counts) == reference.merge_counts
+    assert trainer.segments() == reference.segments
 
 
 def as_imported(alphabet_size: int, merges: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], list[int]]:
