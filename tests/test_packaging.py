@@ -80,6 +80,15 @@ def run(*command: object, cwd: Path, timeout: float = 900, **environment: str) -
     return result
 
 
+def wheel_without_isolation(source: Path, dist: Path, **environment: str) -> subprocess.CompletedProcess[str]:
+    """`python -m build --wheel --no-isolation` of `source` into `dist`: this environment has the
+    build's requirements, so only what `environment` changes (the compiler, BPE_CORE_PURE) differs."""
+    return run(
+        sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", dist, source, cwd=source.parent,
+        **environment,
+    )  # fmt: skip
+
+
 def source_copy(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
     """The project as a fresh clone has it (no build directory, no compiled modules beside the sources)."""
     source = tmp_path_factory.mktemp(name) / "bpe-core"
@@ -179,19 +188,7 @@ def test_without_a_c_compiler_the_wheel_is_pure_python_with_one_warning(
 ) -> None:
     source = source_copy(tmp_path_factory, "no-compiler")
     dist = source.parent / "dist"
-    # without isolation: this environment has the build's requirements, and only the compiler fails
-    build = run(
-        sys.executable,
-        "-m",
-        "build",
-        "--wheel",
-        "--no-isolation",
-        "--outdir",
-        dist,
-        source,
-        cwd=source.parent,
-        CC="/bin/false",
-    )
+    build = wheel_without_isolation(source, dist, CC="/bin/false")
     warnings = [line for line in (build.stdout + build.stderr).splitlines() if line.startswith("warning: bpe-core")]
     assert len(warnings) == 1, warnings
     assert "no working C compiler" in warnings[0] and "pure Python" in warnings[0]
@@ -217,18 +214,7 @@ def test_without_a_c_compiler_the_wheel_is_pure_python_with_one_warning(
 def test_bpe_core_pure_builds_a_pure_python_wheel_for_any_platform(tmp_path_factory: pytest.TempPathFactory) -> None:
     source = source_copy(tmp_path_factory, "pure-build")
     dist = source.parent / "dist"
-    run(
-        sys.executable,
-        "-m",
-        "build",
-        "--wheel",
-        "--no-isolation",
-        "--outdir",
-        dist,
-        source,
-        cwd=source.parent,
-        BPE_CORE_PURE="1",
-    )
+    wheel_without_isolation(source, dist, BPE_CORE_PURE="1")
     wheel = only(list(dist.glob("*.whl")))
     assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
     assert not [name for name in wheel_names(wheel) if name.endswith(".so")]
