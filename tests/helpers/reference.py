@@ -10,6 +10,8 @@ ids recursively.
 
 Nothing here is fast, clever or shared with bpe_core: it must stay obviously correct.
 `seed_train_naive` is the article's step 1 copied verbatim, to check the reference itself.
+`assert_trains_like_the_reference` compares a trainer's results with the reference's, and
+`as_imported` writes merges as an import may (for tests that reach the engine's loop for imports).
 """
 
 from collections.abc import Callable, Sequence
