@@ -173,33 +173,33 @@ class RangeTable:
         """Keys held."""
         return len(self.length)
 
-    def _word(self, data: bytes, at: i64, remaining: i64) -> i64:
+    def key_word(self, data: bytes, at: i64, remaining: i64) -> i64:
         """The key word at data[at:], its bytes past `remaining` masked off."""
         return read_i64_le(data, at) & self.word_masks[remaining if remaining < WORD else WORD]
 
-    def _hash(self, data: bytes, start: i64, size: i64, first: i64) -> i64:
+    def key_hash(self, data: bytes, start: i64, size: i64, first: i64) -> i64:
         """The hash of data[start:start + size] (never negative), whose first word is `first`."""
         state = mix_word(size, first)
         offset: i64 = WORD
         while offset < size:
-            state = mix_word(state, self._word(data, start + offset, size - offset))
+            state = mix_word(state, self.key_word(data, start + offset, size - offset))
             offset += WORD
         return state
 
-    def _same_rest(self, entry: i64, data: bytes, start: i64) -> bool:
+    def same_rest(self, entry: i64, data: bytes, start: i64) -> bool:
         """Whether the words after the first of key `entry` are those of data[start:] (same length)."""
         size = self.length[entry]
         words = self.words
         index = self.word_start[entry] + 1
         offset: i64 = WORD
         while offset < size:
-            if words[index] != self._word(data, start + offset, size - offset):
+            if words[index] != self.key_word(data, start + offset, size - offset):
                 return False
             offset += WORD
             index += 1
         return True
 
-    def _insert(self, base: i64, tag: i64, first: i64, value: i64, data: bytes, start: i64) -> None:
+    def insert_key(self, base: i64, tag: i64, first: i64, value: i64, data: bytes, start: i64) -> None:
         """Put a new key, data[start:start + the length in its tag], in the free slot at `base`."""
         size = tag & LENGTH_MASK
         slots = self.slots
@@ -212,7 +212,7 @@ class RangeTable:
         self.words = append(self.words, first)
         offset: i64 = WORD
         while offset < size:
-            self.words = append(self.words, self._word(data, start + offset, size - offset))
+            self.words = append(self.words, self.key_word(data, start + offset, size - offset))
             offset += WORD
         if 2 * len(self.length) > self.mask + 1:
             self._grow()

@@ -51,7 +51,7 @@ class RangeCache(RangeTable):
         chunk.)"""
         size = end - start
         first = read_i64_le(data, start) & self.word_masks[size if size < WORD else WORD]
-        state = mix_word(size, first) if size <= WORD else self._hash(data, start, size, first)
+        state = mix_word(size, first) if size <= WORD else self.key_hash(data, start, size, first)
         hashed = state & HASH_BITS
         tag = (hashed << LENGTH_BITS) | size
         slots = self.slots
@@ -63,7 +63,7 @@ class RangeCache(RangeTable):
             if stored == EMPTY:
                 return False
             if stored == tag and slots[base + 1] == first:
-                if size <= WORD or self._same_rest(slots[base + 3], data, start):
+                if size <= WORD or self.same_rest(slots[base + 3], data, start):
                     break
             slot = (slot + 1) & mask
         value = slots[base + 2]
@@ -83,8 +83,8 @@ class RangeCache(RangeTable):
         if self.size() >= self.limit:
             self.clear()
         size = end - start
-        first = self._word(data, start, size)
-        state = mix_word(size, first) if size <= WORD else self._hash(data, start, size, first)
+        first = self.key_word(data, start, size)
+        state = mix_word(size, first) if size <= WORD else self.key_hash(data, start, size, first)
         hashed = state & HASH_BITS
         slots = self.slots
         mask = self.mask
@@ -96,4 +96,4 @@ class RangeCache(RangeTable):
         given = cast(list[object], ids)
         for index in range(begin, len(given)):
             cached.append(given[index])
-        self._insert(slot * RANGE_SLOT, (hashed << LENGTH_BITS) | size, first, value, data, start)
+        self.insert_key(slot * RANGE_SLOT, (hashed << LENGTH_BITS) | size, first, value, data, start)

@@ -51,7 +51,10 @@ def encode_joined(
         junctions += 1
         for index in range(taken, mine + 1):
             result.append(tokens[index])
-        tokens, starts, taken, end = next_tokens, next_starts, theirs + 1, next_end
+        tokens = next_tokens
+        starts = next_starts
+        taken = theirs + 1
+        end = next_end
     for index in range(taken, len(tokens)):
         result.append(tokens[index])
     return result, junctions

@@ -44,8 +44,8 @@ class ChunkCounts(RangeTable):
         size = end - start
         if size >> LENGTH_BITS != 0:
             raise ValueError(f"a chunk of {size} bytes is longer than a table key may be (2**31 - 1)")
-        first = self._word(data, start, size)
-        state = mix_word(size, first) if size <= WORD else self._hash(data, start, size, first)
+        first = self.key_word(data, start, size)
+        state = mix_word(size, first) if size <= WORD else self.key_hash(data, start, size, first)
         hashed = state & HASH_BITS
         tag = (hashed << LENGTH_BITS) | size
         slots = self.slots
@@ -57,11 +57,11 @@ class ChunkCounts(RangeTable):
             if stored == EMPTY:
                 break
             if stored == tag and slots[base + 1] == first:
-                if size <= WORD or self._same_rest(slots[base + 3], data, start):
+                if size <= WORD or self.same_rest(slots[base + 3], data, start):
                     slots[base + 2] += times
                     return
             slot = (slot + 1) & mask
-        self._insert(base, tag, first, times, data, start)
+        self.insert_key(base, tag, first, times, data, start)
 
     def add_ranges(self, data: bytes, ends: bytes, first: i64, last: i64, start: i64) -> i64:
         """Count chunks first..last - 1 of packed chunks once each: chunk k ends at the offset
