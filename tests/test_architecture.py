@@ -8,7 +8,8 @@ the linters on bpe_core/ (engine included) and plugins/:
   assignment of unrelated values, `a, b = x, y`, a swap `a, b = b, a` aside), and
   `ruff format --check` clean;
 - no dead code: `vulture` at 80% confidence reports nothing;
-- docs/architecture.md names every framework module, and every module it names exists;
+- docs/architecture.md names every framework module, and every module it names exists, and its
+  layers hold: each framework module is in one, and imports only its own layer and those below;
 - docs/plugins.md lists exactly the optional abilities that bpe_core/contract.py declares.
 """
 
@@ -235,3 +236,35 @@ def test_plugins_doc_lists_exactly_the_contract_abilities() -> None:
     section = text.split("## Optional abilities", 1)[1].split("\n## ", 1)[0]
     listed = re.findall(r"^\| `(\w+)` \|", section, flags=re.MULTILINE)
     assert sorted(listed) == sorted(contract_abilities())
+
+
+def documented_layers() -> list[set[str]]:
+    """The framework's layers as docs/architecture.md lists them, top first, as module names."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    layers = []
+    for line in re.findall(r"^\d+\. \*\*[\w ]+\*\*: (.+)$", section, flags=re.MULTILINE):
+        names = re.findall(r"`([\w.]+)`", line)
+        layers.append({"bpe_core" if name == "bpe_core" else f"bpe_core.{name}" for name in names})
+    return layers
+
+
+def test_every_framework_module_is_in_one_documented_layer() -> None:
+    layers = documented_layers()
+    assert len(layers) >= 4
+    listed = [name for layer in layers for name in layer]
+    framework = {name for name in MODULES if name.startswith("bpe_core") and not name.startswith("bpe_core.engine")}
+    assert sorted(listed) == sorted(set(listed)), "a module is listed in two layers"
+    assert set(listed) == framework
+
+
+def test_every_import_follows_the_documented_layers() -> None:
+    """The arrows of docs/architecture.md: a module imports its own layer and the ones below."""
+    layer_of = {name: depth for depth, layer in enumerate(documented_layers()) for name in layer}
+    upward = [
+        f"{name} -> {target}"
+        for name in layer_of
+        for target in sorted(imported_modules(name))
+        if target in layer_of and layer_of[target] < layer_of[name]
+    ]
+    assert not upward, f"imports against docs/architecture.md's layers: {upward}"

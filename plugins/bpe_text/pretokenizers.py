@@ -48,8 +48,6 @@ SCANNER_KINDS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
 # text, so the chunks before it are the same whether the text ends there or goes on.
 # (Two plain patterns searched from the end: one pattern with lookbehinds would be tried at every
 # position of a text with no cut.)
-# runs of characters that take more than one byte in UTF-8, found at C speed so the compiled
-# encoding loop counts bytes one character at a time only in chunks that touch one
 _CUT_BEFORE_LETTER = regex.compile(r"(?<=\S)\n\p{L}", flags=regex.REVERSE)
 _CUT_AFTER_LETTER = regex.compile(r"\p{L}[^\p{L}\p{M}']", flags=regex.REVERSE)
 

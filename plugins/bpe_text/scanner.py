@@ -1,5 +1,5 @@
 """Compiled scanners that split text exactly as the built-in patterns (gpt2, cl100k, o200k) do
-under the `regex` package, several times faster.
+under the `regex` package, with no Python object per chunk or character.
 
 Each scanner walks code points with a class table (letter, number, whitespace and o200k's two
 letter groups, built from `regex` itself by `bpe_text.classes`) and decides at each position
