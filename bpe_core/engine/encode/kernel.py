@@ -29,6 +29,7 @@ from bpe_core.engine.heap import sift_down, sift_up
 
 HEAP_CHUNK: Final[i64] = 24  # from this many parts on, the heap instead of the rescans
 BLOCKED: Final[i64] = -1  # what `scan` gives when the guard stopped it
+LINKED: Final[i64] = -1  # what `merge` gives when the heap loop left the parts linked from position 0
 NO_SYMBOL: Final[i64] = -1  # a guard's neighbour at the chunk's edge: nothing can take a part
 
 
@@ -106,7 +107,7 @@ class MergeKernel:
         """Merge the parts read; the number left (the heap loop leaves them linked from 0)."""
         if count >= HEAP_CHUNK:
             self._merge_heap(count)
-            return -1
+            return LINKED
         return self.scan(self.parts, self.ranks, count, None, NO_SYMBOL, NO_SYMBOL, False, 0.0, None)
 
     def scan(
@@ -243,7 +244,7 @@ class MergeKernel:
         is what `merge` gave."""
         sink = cast(list[object], out)
         parts = self.parts
-        if left >= 0:
+        if left != LINKED:
             for index in range(left):
                 item = boxed[parts[index]]
                 if item is not None:
@@ -260,7 +261,7 @@ class MergeKernel:
     def tokens(self, left: i64) -> list[int]:
         """The merged parts as a list of ids; `left` is what `merge` gave."""
         parts = self.parts
-        if left >= 0:
+        if left != LINKED:
             return [int(parts[index]) for index in range(left)]
         result: list[int] = []
         position: i64 = 0
