@@ -17,8 +17,7 @@ ENTRY: Final[i64] = 3  # an entry: count, tie, pair id
 class PairHeap:
     """Binary max-heap on (count, tie) with a pair id payload; no tuples, no heapq, no boxing.
     An entry's three values sit side by side in one vec, so a step down the heap reads one
-    cache line, not one in each of three vecs (the trainer's pops had a quarter of its cache
-    misses)."""
+    cache line, not one in each of three vecs."""
 
     entries: vec[i64]  # count, tie, pair id per entry, in heap order
     listed: vec[i64]  # per pair id: the count of its latest entry (0: none)
@@ -38,8 +37,8 @@ class PairHeap:
         """The pair with the highest count now (then tie key), -1 if none has a count. Every pair
         with a count must have an entry at or above it, its latest: a pair whose count rose gets
         a new entry (`rose`), one whose count fell keeps its entry, which is pushed again at the
-        count when it comes to the top (a merge lowers thousands of pairs' counts and raises few;
-        pushing each changed pair cost 13% more cache misses). The first entry at the top that is
+        count when it comes to the top (a merge lowers thousands of pairs' counts and raises few,
+        so pushing only the risen ones keeps the heap small). The first entry at the top that is
         its pair's count is the best."""
         entries = self.entries
         while len(entries) > 0:
