@@ -10,8 +10,11 @@ value may be is the component's own business.
 """
 
 import codecs
+import sys
+from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Final, Protocol, runtime_checkable
 
 from bpe_core.engine import CONTINUES, END_WIDTH, MAX_PACKED, PADDING, PLAIN, STARTS
@@ -158,19 +161,19 @@ class PackedChunks:
 
     @staticmethod
     def of(documents: Sequence[Sequence[bytes]], repeats_long: bool = True) -> "PackedChunks":
-        """The packed form of each document's chunks, given as their packed symbols."""
-        chunk_ends: list[int] = []
-        counts: list[int] = []
-        end = 0
-        for chunks in documents:
-            for chunk in chunks:
-                end += len(chunk)
-                chunk_ends.append(end)
-            counts.append(len(chunk_ends))
-        symbols = b"".join(chunk for chunks in documents for chunk in chunks) + PADDING
-        if end >= MAX_PACKED:
-            raise BpeError(f"packed chunks hold fewer than {MAX_PACKED} symbols, not {end}")
-        ends = b"".join(chunk_end.to_bytes(END_WIDTH, "little") for chunk_end in chunk_ends)
+        """The packed form of each document's chunks, given as their packed symbols (made with
+        C-level loops: a batch of reads packs thousands of chunks)."""
+        chunks = [chunk for chunks_of_document in documents for chunk in chunks_of_document]
+        counts = list(accumulate(map(len, documents)))
+        chunk_ends = array("i")  # END_WIDTH bytes each
+        total = sum(map(len, chunks))
+        if total >= MAX_PACKED:
+            raise BpeError(f"packed chunks hold fewer than {MAX_PACKED} symbols, not {total}")
+        chunk_ends.extend(accumulate(map(len, chunks)))
+        if sys.byteorder != "little":
+            chunk_ends.byteswap()
+        symbols = b"".join(chunks) + PADDING
+        ends = chunk_ends.tobytes()
         return PackedChunks(symbols, ends, counts, repeats_long)
 
 
