@@ -43,13 +43,14 @@ Inputs are prepared once into a data folder (default: `instr_data` beside the re
 never rebuilt: the trained vocabularies are trained there by the `--before` interpreter, and a
 saved result records each input's digest, so an after run that meets other inputs stops.
 
-    python benchmarks/instructions.py --before PYTHON|BEFORE.json [--after PYTHON] [--only NAME ...]
-        [--json PATH] [--repeats N] [--data DIR]
+    python benchmarks/instructions.py [--before PYTHON|SAVED.json] [--after PYTHON|SAVED.json]
+        [--only NAME ...] [--json PATH] [--repeats N] [--data DIR]
 
-`--before` and `--after` take the interpreters of two installations (`.../venv/bin/python`);
-`--before` also takes a JSON file that an earlier run saved with `--json`, so the before figures
-need not be measured again. `--json` keeps the entries a file already has for workloads not
-measured now. The script prints a markdown table: workload, before, after, after/before. Run the
+`--before` and `--after` take the interpreters of two installations (`.../venv/bin/python`), or
+JSON files that earlier runs saved with `--json` (a file's figures of that side, or of the one
+side it has), so figures need not be measured again; either may be left out. `--json` keeps the
+entries a file already has for workloads not measured now. The script prints markdown tables
+(workload, before, after, after/before) of the work and, for reference, of the setup. Run the
 parent with an interpreter that has psutil (the bench extra: `_common` needs it); the children
 import only the standard library and bpe_core.
 """
@@ -474,13 +475,6 @@ def merged_side(saved: dict[str, Any] | None, python: str, entries: dict[str, An
     return {**side_facts(python, entries or workloads), "workloads": workloads}
 
 
-def check_same_inputs(before: dict[str, Any], after: dict[str, Any]) -> None:
-    for name, entry in after.items():
-        saved = before.get(name)
-        if saved is not None and saved.get("inputs") != entry["inputs"]:
-            raise SystemExit(f"{name}: the inputs differ from those the before figures were measured on")
-
-
 def count_text(count: int | None) -> str:
     return "" if count is None else f"{count:,}"
 
@@ -517,69 +511,74 @@ def output_notes(workloads: Sequence[Workload], before: dict[str, Any], after: d
     return [f"outputs (ids, merges) equal before and after: all {len(compared)} workloads compared"]
 
 
+def saved_side(path: Path, side: str) -> dict[str, Any]:
+    """A side's figures from a JSON file saved by --json: its `side`, or the one side it has."""
+    results = json.loads(path.read_text())
+    record = results.get(side) or (next(iter(results.values())) if len(results) == 1 else None)
+    if record is None:
+        raise SystemExit(f"{path}: no {side} figures")
+    if record.get("method", 1) != METHOD:
+        raise SystemExit(
+            f"{path}: its figures were counted by method {record.get('method', 1)} of this script, which now counts "
+            f"by method {METHOD}: measure them again (give the installation's python instead)"
+        )
+    return dict(record)
+
+
+def check_same_inputs(before: dict[str, Any], data: Path, workloads: Sequence[Workload]) -> None:
+    """Stop if a workload's input files are not the ones its before figure was counted on."""
+    for workload in workloads:
+        saved = before.get(workload.name)
+        if saved is not None and saved.get("inputs") != {name: file_digest(data / name) for name in workload.inputs}:
+            raise SystemExit(f"{workload.name}: the inputs in {data} are not those of its before figure")
+
+
 def main() -> None:
     workloads = all_workloads()
     names = [workload.name for workload in workloads]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--before", required=True, help="the before installation's python, or a JSON saved by --json")
-    parser.add_argument("--after", help="the after installation's python")
+    parser.add_argument("--before", help="the before installation's python, or a JSON file saved by --json")
+    parser.add_argument("--after", help="the after installation's python, or a JSON file saved by --json")
     parser.add_argument("--only", nargs="+", choices=names, metavar="NAME", help=f"workloads among: {' '.join(names)}")
     parser.add_argument("--json", type=Path, help="save the results here (entries for other workloads are kept)")
     parser.add_argument("--repeats", type=int, default=1, help="callgrind runs per workload and side (lowest counts)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the folder of the prepared inputs")
     options = parser.parse_args()
+    if options.before is None and options.after is None:
+        parser.error("give --before, --after or both")
     selected = [workload for workload in workloads if options.only is None or workload.name in options.only]
     data = options.data.resolve()
+    sides = {side: value for side, value in (("before", options.before), ("after", options.after)) if value}
+    pythons = {side: value for side, value in sides.items() if not value.endswith(".json")}
+    prepare_inputs(data, selected, pythons.get("before"), list(pythons.values()))
 
     saved: dict[str, Any] = {}
     if options.json is not None and options.json.exists():
         saved = json.loads(options.json.read_text())
-    before_python: str | None = None
-    if options.before.endswith(".json"):
-        before_record = json.loads(Path(options.before).read_text())["before"]
-    else:
-        before_python = options.before
-        before_record = saved.get("before")
-    pythons = [python for python in (before_python, options.after) if python is not None]
-    prepare_inputs(data, selected, before_python, pythons)
-
-    results = dict(saved)
-    if before_python is not None:
-        entries = measure_all(before_python, selected, data, options.repeats)
-        before_record = merged_side(saved.get("before"), before_python, entries)
-    if before_record is None:
-        raise SystemExit("no before figures: give --before PYTHON, or a JSON file saved with --json")
-    if before_record.get("method", 1) != METHOD:
-        raise SystemExit(
-            f"the before figures were counted by method {before_record.get('method', 1)} of this script, which now "
-            f"counts by method {METHOD}: measure them again (--before PYTHON of the before installation)"
-        )
-    results["before"] = before_record
-    after_record: dict[str, Any] | None = None
-    if options.after is not None:
-        entries = measure_all(options.after, selected, data, options.repeats)
-        check_same_inputs(before_record["workloads"], entries)
-        after_record = merged_side(saved.get("after"), options.after, entries)
-        results["after"] = after_record
+    records = {side: saved_side(Path(value), side) for side, value in sides.items() if side not in pythons}
+    if "before" in records:
+        check_same_inputs(records["before"]["workloads"], data, selected)
+    for side, python in pythons.items():
+        records[side] = merged_side(saved.get(side), python, measure_all(python, selected, data, options.repeats))
     if options.json is not None:
         options.json.parent.mkdir(parents=True, exist_ok=True)
-        options.json.write_text(json.dumps(results, indent=1) + "\n")
+        options.json.write_text(json.dumps({**saved, **records}, indent=1) + "\n")
         print(f"saved {options.json}")
 
-    after_workloads = after_record["workloads"] if after_record else None
+    before = records.get("before", {}).get("workloads", {})
+    after = records["after"]["workloads"] if "after" in records else None
     print()
-    for side, record in (("before", before_record), ("after", after_record)):
-        if record is not None:
-            engine = {True: "compiled (mypyc)", False: "pure Python", None: "unknown"}[record.get("compiled")]
-            print(f"{side}: {record['python']}: bpe-core from {record.get('bpe_core_location')}, engine {engine}")
+    for side, record in records.items():
+        engine = {True: "compiled (mypyc)", False: "pure Python", None: "unknown"}[record.get("compiled")]
+        print(f"{side}: {record['python']}: bpe-core from {record.get('bpe_core_location')}, engine {engine}")
     shown = workloads if options.only is None else selected
-    print("Instructions of the work (the guard rail):\n")
-    print(table(shown, before_record["workloads"], after_workloads))
+    print("\nInstructions of the work (the guard rail):\n")
+    print(table(shown, before, after))
     # Not guarded, but a shift of work between loading and the first pass shows here.
     print("\nInstructions of the setup alone (imports, loading the tokenizer, reading the input):\n")
-    print(table(shown, before_record["workloads"], after_workloads, setup_count, guarded=False))
-    if after_workloads is not None:
-        for note in output_notes(selected, before_record["workloads"], after_workloads):
+    print(table(shown, before, after, setup_count, guarded=False))
+    if before and after is not None:
+        for note in output_notes(shown, before, after):
             print(f"\n{note}")
 
 
