@@ -9,8 +9,10 @@ tokenizer's `encode` and `encode_ordinary`.
 import itertools
 import multiprocessing
 import weakref
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from functools import partial
+from itertools import accumulate
 from typing import Any
 
 from bpe_core.contract import PacksChunks
@@ -83,7 +85,7 @@ class BatchEncoder:
         if self.byte_level:  # text: as many workers as it keeps busy
             workers = min(workers, sum(weights) // MIN_CHARACTERS_PER_WORKER)
         if workers <= 1 or len(documents) <= FEW_DOCUMENTS or "fork" not in multiprocessing.get_all_start_methods():
-            if allowed is None:
+            if allowed is None or not any(allowed):  # no document holds a special token of its own
                 if self.encode_ordinary_strings is not None and all(isinstance(item, str) for item in documents):
                     return self.encode_strings(documents, weights)
                 encode_ordinary = self.encode_ordinary
@@ -102,13 +104,11 @@ class BatchEncoder:
         whole batch's)."""
         assert self.encode_ordinary_strings is not None
         results: list[list[int]] = []
+        total = list(accumulate(lengths))  # total[i]: the characters of documents 0..i
         start = 0
         while start < len(documents):
-            end = start + 1
-            total = lengths[start]
-            while end < len(documents) and total + lengths[end] <= STRINGS_PER_CALL:
-                total += lengths[end]
-                end += 1
+            before = total[start - 1] if start else 0
+            end = max(start + 1, bisect_right(total, before + STRINGS_PER_CALL, start))
             results.extend(self.encode_ordinary_strings(list(documents[start:end])))
             start = end
         return results

@@ -15,7 +15,7 @@ from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
 from bpe_core.engine import CONTINUES, END_WIDTH, MAX_PACKED, PADDING, PLAIN, STARTS
 from bpe_core.errors import BpeError
@@ -141,8 +141,7 @@ PACKED_END_WIDTH: Final = END_WIDTH  # bytes of a chunk end in `PackedChunks.end
 PACKED_LIMIT: Final = MAX_PACKED  # `PackedChunks.symbols` holds fewer bytes than this
 
 
-@dataclass(frozen=True)
-class PackedChunks:
+class PackedChunks(NamedTuple):
     """Documents' chunks as data, for the framework to count or encode with no Python object per
     chunk or symbol.
 
@@ -163,6 +162,11 @@ class PackedChunks:
     def of(documents: Sequence[Sequence[bytes]], repeats_long: bool = True) -> "PackedChunks":
         """The packed form of each document's chunks, given as their packed symbols (made with
         C-level loops: a batch of reads packs thousands of chunks)."""
+        if len(documents) == 1 and len(documents[0]) == 1:  # one document of one chunk (a read)
+            chunk = documents[0][0]
+            if len(chunk) >= MAX_PACKED:
+                raise BpeError(f"packed chunks hold fewer than {MAX_PACKED} symbols, not {len(chunk)}")
+            return PackedChunks(chunk + PADDING, len(chunk).to_bytes(END_WIDTH, "little"), [1], repeats_long)
         chunks = [chunk for chunks_of_document in documents for chunk in chunks_of_document]
         counts = list(accumulate(map(len, documents)))
         chunk_ends = array("i")  # END_WIDTH bytes each

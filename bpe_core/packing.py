@@ -20,15 +20,7 @@ def prepare(encoder: Encoder, packer: PacksChunks) -> None:
 
 def encode_packed(encoder: Encoder, packed: PackedChunks) -> list[list[int]]:
     """Each packed document's ids, in the encoder's output layout."""
-    results: list[list[int]] = []
-    start = 0
-    first = 0
-    for last in packed.documents:
-        ids: list[int] = []
-        start = encoder.encode_ranges(packed.symbols, packed.ends, first, last, start, ids, packed.repeats_long)
-        results.append(ids)
-        first = last
-    return results
+    return encoder.encode_documents(packed.symbols, packed.ends, packed.documents, packed.repeats_long)
 
 
 def encode_documents(encoder: Encoder, packer: PacksChunks, documents: list[Any]) -> list[list[int]]:

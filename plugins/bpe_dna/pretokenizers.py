@@ -10,11 +10,14 @@ as mirror images of their partners (`mirrored_overlaps`). This module does not r
 """
 
 import re
+import sys
+from array import array
 from collections import Counter
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any
 
-from bpe_core.contract import PackedChunks, TokenDrawing, check_options
+from bpe_core.contract import PACKING_PADDING, PackedChunks, TokenDrawing, check_options
 from bpe_core.errors import BpeError
 from bpe_dna import drawing
 from bpe_dna.readers import Record
@@ -202,32 +205,47 @@ class NucleotidePretokenizer:
     def pack(self, documents: list[Any]) -> PackedChunks:
         """The documents' chunks as their symbol ids, cut as `split` cuts (long stretches are
         marked as unlikely to repeat: a read or a genome rarely comes again)."""
-        return PackedChunks.of([self._packed_chunks(document) for document in documents], repeats_long=False)
+        chunk_ends: list[int] = []
+        pieces = []
+        counts = []
+        offset = 0
+        for document in documents:
+            symbols = self._packed_document(document, offset, chunk_ends)
+            pieces.append(symbols)
+            counts.append(len(chunk_ends))
+            offset += len(symbols)
+        ends = array("i", chunk_ends)
+        if sys.byteorder != "little":
+            ends.byteswap()
+        return PackedChunks(b"".join(pieces) + PACKING_PADDING, ends.tobytes(), counts, repeats_long=False)
 
-    def _packed_chunks(self, document: Any) -> list[bytes]:
-        """Without max_chunk, an ASCII sequence is mapped with `bytes.translate` and the letters
-        that stand alone (N, IUPAC) are found with `bytes.find`, so a read is one chunk or a few;
-        other sequences, and any with a letter outside the alphabet (for the error `split`
-        gives), go chunk by chunk."""
+    def _packed_document(self, document: Any, offset: int, chunk_ends: list[int]) -> bytes:
+        """The document's symbol ids; where each of its chunks ends, plus `offset`, is appended to
+        `chunk_ends`. Without
+        max_chunk, an ASCII sequence is mapped with `bytes.translate` and the letters that stand
+        alone (N, IUPAC) are found with `bytes.find`, so a read is one chunk or a few; other
+        sequences, and any with a letter outside the alphabet (for the error `split` gives), go
+        chunk by chunk."""
         sequence, _ = _sequence_of(document)
         if self.max_chunk is None and sequence.isascii():
             letters = sequence.encode("ascii")
             mapped = letters.translate(self.letter_table)
             if NOT_A_SYMBOL not in mapped:
                 merging = letters.translate(self.merging_table)
-                chunks: list[bytes] = []
                 start = 0
                 alone = merging.find(NOT_A_SYMBOL)
-                while alone >= 0:
+                while alone >= 0:  # a stretch before the letter that stands alone, then the letter
                     if alone > start:
-                        chunks.append(mapped[start:alone])
-                    chunks.append(mapped[alone : alone + 1])
+                        chunk_ends.append(offset + alone)
                     start = alone + 1
+                    chunk_ends.append(offset + start)
                     alone = merging.find(NOT_A_SYMBOL, start)
-                if start < len(mapped):
-                    chunks.append(mapped[start:] if start else mapped)
-                return chunks
-        return [bytes(self.symbols(chunk)) for chunk in self.split(document)]
+                if len(mapped) > start:
+                    chunk_ends.append(offset + len(mapped))
+                return mapped
+        chunks = [bytes(self.symbols(chunk)) for chunk in self.split(document)]
+        chunk_ends.extend(offset + end for end in accumulate(map(len, chunks)))
+        return b"".join(chunks)
 
     def unit_roles(self) -> bytes:
         return b""

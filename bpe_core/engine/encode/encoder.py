@@ -191,6 +191,20 @@ class Encoder:
         if self.unit_roles and self.units is None and self.table.fresh:
             self.units = UnitReader(self.unit_roles, self.kernel)
 
+    def encode_documents(self, data: bytes, ends: bytes, documents: list[int], cache_long: bool) -> list[list[int]]:
+        """Each document's ids (output layout) in packed chunks: chunk k ends at the offset `ends`
+        holds at END_WIDTH * k (`tables.END_WIDTH`), the first at 0, and `documents[d]` is how
+        many chunks documents 0..d hold together (`encode_ranges` each)."""
+        results: list[list[int]] = []
+        start: i64 = 0
+        first: i64 = 0
+        for last in documents:
+            ids: list[int] = []
+            start = self.encode_ranges(data, ends, first, last, start, ids, cache_long)
+            results.append(ids)
+            first = last
+        return results
+
     def encode_ranges(
         self, data: bytes, ends: bytes, first: i64, last: i64, start: i64, out: list[int], cache_long: bool
     ) -> i64:
