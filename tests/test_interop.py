@@ -149,7 +149,6 @@ def references_a_full_collection_follows() -> int:
     return sum(len(gc.get_referents(item)) for item in gc.get_objects())
 
 
-@pytest.mark.skipif(not engine.is_compiled(), reason="the pure engine's vecs are Python lists")
 def test_a_published_vocabularys_encoder_and_decoder_add_next_to_nothing_to_a_full_collection(published):
     """The compiled engine keeps each merge's pair, and the decoder its tables, in vecs, which the
     garbage collector never visits: built for a published vocabulary's 100,000 or 200,000 merges,
