@@ -160,25 +160,24 @@ class PackedChunks(NamedTuple):
 
     @staticmethod
     def of(documents: Sequence[Sequence[bytes]], repeats_long: bool = True) -> "PackedChunks":
-        """The packed form of each document's chunks, given as their packed symbols (made with
-        C-level loops: a batch of reads packs thousands of chunks)."""
-        if len(documents) == 1 and len(documents[0]) == 1:  # one document of one chunk (a read)
-            chunk = documents[0][0]
-            if len(chunk) >= MAX_PACKED:
-                raise BpeError(f"packed chunks hold fewer than {MAX_PACKED} symbols, not {len(chunk)}")
-            return PackedChunks(chunk + PADDING, len(chunk).to_bytes(END_WIDTH, "little"), [1], repeats_long)
+        """The packed form of each document's chunks, given as their packed symbols."""
         chunks = [chunk for chunks_of_document in documents for chunk in chunks_of_document]
+        chunk_ends = list(accumulate(map(len, chunks)))
         counts = list(accumulate(map(len, documents)))
-        chunk_ends = array("i")  # END_WIDTH bytes each
-        total = sum(map(len, chunks))
-        if total >= MAX_PACKED:
-            raise BpeError(f"packed chunks hold fewer than {MAX_PACKED} symbols, not {total}")
-        chunk_ends.extend(accumulate(map(len, chunks)))
+        return PackedChunks.joined(chunks, chunk_ends, counts, repeats_long)
+
+    @staticmethod
+    def joined(
+        pieces: Sequence[bytes], chunk_ends: Sequence[int], documents: list[int], repeats_long: bool = True
+    ) -> "PackedChunks":
+        """Packed chunks from the packed symbols in pieces (joined, then padded) and where each
+        chunk ends in them; an error if they hold PACKED_LIMIT symbols or more."""
+        if chunk_ends and chunk_ends[-1] >= MAX_PACKED:
+            raise BpeError(f"packed chunks hold fewer than {MAX_PACKED} symbols, not {chunk_ends[-1]}")
+        ends = array("i", chunk_ends)  # END_WIDTH bytes each
         if sys.byteorder != "little":
-            chunk_ends.byteswap()
-        symbols = b"".join(chunks) + PADDING
-        ends = chunk_ends.tobytes()
-        return PackedChunks(symbols, ends, counts, repeats_long)
+            ends.byteswap()
+        return PackedChunks(b"".join(pieces) + PADDING, ends.tobytes(), documents, repeats_long)
 
 
 @runtime_checkable

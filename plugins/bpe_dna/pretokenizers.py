@@ -10,14 +10,12 @@ as mirror images of their partners (`mirrored_overlaps`). This module does not r
 """
 
 import re
-import sys
-from array import array
 from collections import Counter
 from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any
 
-from bpe_core.contract import PACKING_PADDING, PackedChunks, TokenDrawing, check_options
+from bpe_core.contract import PackedChunks, TokenDrawing, check_options
 from bpe_core.errors import BpeError
 from bpe_dna import drawing
 from bpe_dna.readers import Record
@@ -214,10 +212,7 @@ class NucleotidePretokenizer:
             pieces.append(symbols)
             counts.append(len(chunk_ends))
             offset += len(symbols)
-        ends = array("i", chunk_ends)
-        if sys.byteorder != "little":
-            ends.byteswap()
-        return PackedChunks(b"".join(pieces) + PACKING_PADDING, ends.tobytes(), counts, repeats_long=False)
+        return PackedChunks.joined(pieces, chunk_ends, counts, repeats_long=False)
 
     def _packed_document(self, document: Any, offset: int, chunk_ends: list[int]) -> bytes:
         """The document's symbol ids; where each of its chunks ends, plus `offset`, is appended to
