@@ -6,10 +6,13 @@ Every measurement runs in a fresh interpreter: the script re-invokes itself as
 The parent polls the child's process tree with psutil every ~10 ms and keeps the largest sum of
 RSS over the child and all its descendants (forked workers included).
 
-It knows one data set: the Python docs of the shared data, split once into a part to train on
+It knows the texts: the Python docs of the shared data, split once into a part to train on
 and a part held back (`training_docs`, `held_back_docs`), so every script measures encoding on
-text its vocabulary never saw. Otherwise it knows no tool or data set (only the split patterns
-OpenAI publishes, which the scripts feed to the peers), and it asserts nothing about timings.
+text its vocabulary never saw; and the texts of benchmarks/data/, split (issue 35) into the
+texts used while optimising (`TUNING_TEXTS`, with the held-back docs) and the validation texts
+that only the report reads (`VALIDATION_TEXTS`). Otherwise it knows no tool or data set (only the
+split patterns OpenAI publishes, which the scripts feed to the peers), and it asserts nothing
+about timings.
 """
 
 import functools
@@ -73,6 +76,17 @@ O200K_PATTERN = "|".join(
 # The Python 3.11 docs (the reStructuredText sources, file after file) and the share held back.
 DOCS_CORPUS = REPO_ROOT.parent / "shared" / "data" / "text" / "python-3.11-docs.txt.gz"
 HELD_BACK_SHARE = 0.2
+# benchmarks/data/ (its README says where each text comes from): the texts an optimisation may be
+# tuned and checked on, and the validation texts only the report reads
+DATA_DIR = Path(__file__).resolve().parent / "data"
+TUNING_DIR = DATA_DIR / "tuning"
+VALIDATION_DIR = DATA_DIR / "validation"
+TUNING_TEXTS = {"ja": TUNING_DIR / "debian-reference.ja.txt.gz", "de": TUNING_DIR / "debian-reference.de.txt.gz"}
+VALIDATION_TEXTS = {
+    "en": VALIDATION_DIR / "debian-guides.en.txt.gz",
+    "ru": VALIDATION_DIR / "debian-guides.ru.txt.gz",
+    "ko": VALIDATION_DIR / "libreoffice-help.ko.txt.gz",
+}
 # A document's title in the Python docs: a line of stars above and below it (reST "chapter"
 # level: each source file has one), with the reference label just before it that belongs to it.
 DOCUMENT_TITLE = re.compile(r"^(?:\.\. _[^\n]+:\n\n)?(\*{3,})\n[^\n]+\n\1\n", re.MULTILINE)
@@ -147,6 +161,12 @@ def held_back_docs() -> str:
     """The rest of the Python docs (about 20%, whole documents from "Curses Programming with
     Python" on): never trained on, encode this. `training_docs() + held_back_docs()` is the corpus."""
     return _docs_parts()[1]
+
+
+def shipped_text(path: Path) -> str:
+    """A text of benchmarks/data/ (gzipped UTF-8), line ends as they are."""
+    with gzip.open(path, "rt", encoding="utf-8", newline="") as handle:
+        return handle.read()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ PUBLISHED = {"cl100k_base": ("cl100k", CL100K_PATTERN), "o200k_base": ("o200k", 
 TRAINED = f"trained-{TRAINED_VOCAB}"
 VOCABULARIES = (*PUBLISHED, TRAINED)
 SCENARIOS = ("one string", "batch")
-DATA_DIR = Path(__file__).resolve().parent / "data"
+DATA_DIR = _common.TUNING_DIR
 # the texts by their short name (the --texts choice, the file in the work folder) and their title
 TEXT_TITLES = {"docs": "Python docs", "ja": "Japanese", "de": "German"}
 SHIPPED_TEXTS = {"ja": "debian-reference.ja.txt.gz", "de": "debian-reference.de.txt.gz"}
@@ -127,8 +127,7 @@ def source_text(name: str) -> str:
     """A benchmark text by its short name: the held-back docs, or one shipped in benchmarks/data/."""
     if name == "docs":
         return _common.held_back_docs()
-    with gzip.open(DATA_DIR / SHIPPED_TEXTS[name], "rt", encoding="utf-8", newline="") as handle:
-        return handle.read()
+    return _common.shipped_text(DATA_DIR / SHIPPED_TEXTS[name])
 
 
 def warm_up_documents(documents: Sequence[str], share: float) -> list[str]:

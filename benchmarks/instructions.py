@@ -13,7 +13,7 @@ The workloads use only the public API (`bpe_core.train`, `load`, `from_tiktoken`
   through `from_tiktoken`; `trained-32k`, a GPT-2-pattern vocabulary of 32768 trained once on
   `_common.training_docs()`, through `load`) and reads the text, then counted: its first
   `encode_ordinary` of the whole text as one string. Texts: the held-back Python docs
-  (`_common.held_back_docs()`) and the Japanese and German Debian Reference of benchmarks/data/.
+  (`_common.held_back_docs()`) and the Japanese and German Debian Reference of benchmarks/data/tuning/.
 - `train/11mb-32k`: `bpe_core.train` of the GPT-2-pattern config of benchmarks/train_text.py on
   the 11 MB prefix of its corpus (`_corpus.large_corpus()`, cut at a newline as that script cuts
   it), vocabulary 32768, one worker; counted from reading the file to the last merge. The setup
@@ -77,7 +77,6 @@ SCRIPT = Path(__file__).resolve()
 REPO_ROOT = SCRIPT.parent.parent
 DEFAULT_DATA = REPO_ROOT.parent / "instr_data"
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
-SHIPPED_TEXTS = {"ja": "debian-reference.ja.txt.gz", "de": "debian-reference.de.txt.gz"}
 TEXTS = ("docs", "ja", "de")
 PUBLISHED = {"cl100k_base": "cl100k", "o200k_base": "o200k"}  # vocabulary: from_tiktoken's pattern name
 TRAINED_VOCAB = 32768
@@ -308,8 +307,8 @@ def eleven_megabytes() -> bytes:
     return data[: data.rfind(b"\n", 0, TRAINING_MEGABYTES * 10**6) + 1]
 
 
-def shipped_text(file_name: str) -> bytes:
-    with gzip.open(SCRIPT.parent / "data" / file_name) as handle:
+def gzip_bytes(path: Path) -> bytes:
+    with gzip.open(path) as handle:
         return handle.read()
 
 
@@ -334,9 +333,9 @@ def prepare_inputs(data: Path, workloads: Sequence[Workload], trainer: str | Non
     needed = {name for workload in workloads for name in workload.inputs}
     if "docs.txt" in needed:
         write_once(data / "docs.txt", lambda: _common.held_back_docs().encode("utf-8"))
-    for text, file_name in SHIPPED_TEXTS.items():
+    for text, path in _common.TUNING_TEXTS.items():  # never a validation text: those only the report reads
         if f"{text}.txt" in needed:
-            write_once(data / f"{text}.txt", functools.partial(shipped_text, file_name))
+            write_once(data / f"{text}.txt", functools.partial(gzip_bytes, path))
     for vocabulary in PUBLISHED:
         if vocabulary_file(vocabulary) in needed:
             copy_published(data / vocabulary_file(vocabulary), pythons)

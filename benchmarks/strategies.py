@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from _common import TUNING_TEXTS
 from encode_text import published_file
 
 import bpe_core
@@ -33,7 +34,6 @@ from bpe_core import packing
 from bpe_core.engine import Encoder, Trainer, is_compiled
 from bpe_core.engine.encode.buckets import BucketEncoder
 
-DATA = Path(__file__).resolve().parent / "data"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 HEAP_FROM = 24  # kernel.HEAP_CHUNK
 
@@ -54,7 +54,7 @@ def o200k() -> bpe_core.Tokenizer:
 
 
 def japanese() -> str:
-    return gzip.open(DATA / "debian-reference.ja.txt.gz", "rt", encoding="utf-8").read()
+    return gzip.open(TUNING_TEXTS["ja"], "rt", encoding="utf-8").read()
 
 
 def heap_against_scan(repeats: int) -> tuple[str, float, float]:

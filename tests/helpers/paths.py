@@ -26,7 +26,7 @@ MALFORMED_DIR = DNA_DIR / "malformed"
 POP909_DIR = DATA_DIR / "midi" / "pop909"
 # shipped with the benchmarks (with their license): the Debian Reference in Japanese and German
 BENCHMARK_TEXTS = [
-    PROJECT_ROOT / "benchmarks" / "data" / f"debian-reference.{language}.txt.gz" for language in ("ja", "de")
+    PROJECT_ROOT / "benchmarks" / "data" / "tuning" / f"debian-reference.{language}.txt.gz" for language in ("ja", "de")
 ]
 
 
