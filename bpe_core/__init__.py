@@ -7,13 +7,15 @@
 
 The public names are imported on first use: importing any module of the package runs this file
 first (`bpe --version`, a plugin reading `bpe_core.contract`), and none of them should pay for
-the whole framework. It does not import the engine, YAML, the plugins or `importlib.metadata`.
+the whole framework. It does not import the engine, YAML, the plugins or `importlib.metadata`
+(the version is a literal in `version.py`, which the build reads too).
 """
 
 import importlib
 from typing import TYPE_CHECKING, Any
 
 from bpe_core import pure_mode  # noqa: F401  (first: BPE_CORE_PURE=1 must act before compiled modules load)
+from bpe_core.version import VERSION as __version__
 
 if TYPE_CHECKING:
     from bpe_core.counts import Counts, load_counts, sum_counts
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
     from bpe_core.tokenizer import Tokenizer
     from bpe_core.training import count, train
 
-# each public name (but __version__) and the module that defines it
+# each public name and the module that defines it
 PUBLIC_MODULES = {
     "BpeError": "bpe_core.errors",
     "Counts": "bpe_core.counts",
@@ -41,28 +43,15 @@ PUBLIC_MODULES = {
 
 def __getattr__(name: str) -> Any:
     """A public name, imported from its module on first use (and kept here after it)."""
-    if name == "__version__":
-        value: Any = installed_version()
-    elif name in PUBLIC_MODULES:
-        value = getattr(importlib.import_module(PUBLIC_MODULES[name]), name)
-    else:
+    if name not in PUBLIC_MODULES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(PUBLIC_MODULES[name]), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-def installed_version() -> str:
-    """The installed distribution's version (importlib.metadata is slow to import: asked on use)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("bpe-core")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "0+unknown"
 
 
 __all__ = [
