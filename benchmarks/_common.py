@@ -258,6 +258,19 @@ def _own_and_reaped_cpu_seconds() -> float:
     return total
 
 
+def cpu_marks() -> tuple[float, float, float]:
+    """The machine's busy CPU seconds, ours (and our reaped children's), and the clock: give them
+    to `other_cores_since` to learn how busy others kept the machine meanwhile."""
+    return _busy_cpu_seconds(), _own_and_reaped_cpu_seconds(), time.perf_counter()
+
+
+def other_cores_since(marks: tuple[float, float, float]) -> float:
+    """Cores other processes used on average since `marks` (work in this process measured in place)."""
+    busy_before, ours_before, started = marks
+    other_cpu = (_busy_cpu_seconds() - busy_before) - (_own_and_reaped_cpu_seconds() - ours_before)
+    return max(0.0, other_cpu / max(time.perf_counter() - started, 1e-9))
+
+
 def _kill_tree(root: psutil.Process) -> None:
     """Kill the child we started and its descendants, by pid."""
     try:
@@ -466,8 +479,8 @@ def contention_lines(summaries: Sequence[Summary]) -> list[str]:
     lines = [
         f"- CPU used by other processes during the counted (fastest) runs: mean {sum(others) / len(others):.2f}, "
         f"max {max(others):.2f} cores of {cores}",
-        f"- busy machine: a run during which other processes used more than {BUSY_CORES} cores was run again "
-        f"(at most {BUSY_RERUNS} times): {reruns} of {runs} runs were",
+        f"- busy machine: a run during which other processes used more than {BUSY_CORES} cores was thrown away "
+        f"and run again (at most {BUSY_RERUNS} times): {reruns} such reruns for the {runs} runs kept",
     ]
     if busy:
         lines.append(
