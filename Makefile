@@ -59,6 +59,8 @@ test-pure: install
 demo: $(VENV)/.runtime
 	$(BIN)/bpe demo
 
+# every section of docs/benchmarks.md, each script with its defaults, on the code just installed;
+# about 45 minutes on 2 idle cores (a run on a busy machine is run again: longer when busy)
 bench: install
 	$(REQUIREMENTS) bench > $(VENV)/requirements-bench.txt
 	$(BIN)/python -m pip install --quiet -r $(VENV)/requirements-bench.txt
@@ -68,6 +70,7 @@ bench: install
 	$(BIN)/python benchmarks/train_dna.py
 	$(BIN)/python benchmarks/dna_symmetry.py
 	$(BIN)/python benchmarks/midi.py
+	$(BIN)/python benchmarks/scaleout.py
 	$(BIN)/python benchmarks/surgery.py
 
 # the screenshots in docs/inspect.md: pages of `bpe inspect --html` in headless Chromium

@@ -215,7 +215,8 @@ def compression(result: dict[str, Any]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=2, help="runs per measurement; the fastest counts")
+    # one run each by default: a run of MidiTok takes about two minutes (make bench's time on 2 cores)
+    parser.add_argument("--repeats", type=int, default=1, help="runs per measurement; the fastest counts")
     parser.add_argument("--songs", type=int, default=0, help="use the first N songs (default: all)")
     options = parser.parse_args()
     script = Path(__file__).resolve()
@@ -373,7 +374,7 @@ def main() -> None:
             f"bpe-core emits {'fewer' if ours['bpe_tokens'] < theirs['bpe_tokens'] else 'more'} BPE tokens per song."
         ),
     ]
-    command = ".venv/bin/python benchmarks/midi.py" + (f" --repeats {options.repeats}" if options.repeats != 2 else "")
+    command = ".venv/bin/python benchmarks/midi.py" + (f" --repeats {options.repeats}" if options.repeats != 1 else "")
     command += f" --songs {options.songs}" if options.songs else ""
     _common.publish_report(
         SECTION_HEADING,

@@ -21,9 +21,10 @@ that runs it. The sequences are built from the shipped genomes, deterministicall
 then phage lambda, then the chr17 part (upper-cased, N dropped), then copies of E. coli, each
 rotated by a random offset and with 1% of its bases substituted at random (random.Random(15)),
 until the length is reached; so no stretch is an exact repeat of another. Hugging Face trains
-on the same sequence in 10 kb lines in the same run.
+on the same sequence in 10 kb lines in the same run, by default on E. coli alone (`--hf-up-to`,
+in Mbp: on 60 Mbp it takes minutes a run, too long for `make bench`).
 
-    .venv/bin/python benchmarks/train_long.py [--repeats N] [--sizes 4.6,20,60] [--scale-only]
+    .venv/bin/python benchmarks/train_long.py [--repeats N] [--sizes 4.6,20,60] [--hf-up-to 5] [--scale-only]
 """
 
 import argparse
@@ -355,7 +356,7 @@ def main() -> None:
     )
     parser.add_argument("--scale-only", action="store_true", help="only the scale section")
     parser.add_argument(
-        "--hf-up-to", type=float, default=60.0, help="Hugging Face only on sizes up to this many Mbp (0: none)"
+        "--hf-up-to", type=float, default=5.0, help="Hugging Face only on sizes up to this many Mbp (0: none)"
     )
     options = parser.parse_args()
     script = Path(__file__).resolve()
