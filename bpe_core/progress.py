@@ -3,16 +3,80 @@
 `input_bar` and `metered` show encoding progress in bytes of input, so that a few large
 documents (one genome, one large text file) move the bar too, not only many small ones. They
 measure what has been read; they do not know how long encoding what was read will take.
+
+tqdm is imported only when a bar is shown: it is slow to import (it reads its own version from
+the installed metadata), and a command in a pipe or with --quiet shows none.
 """
 
 import os
 import sys
 from collections.abc import Iterable, Iterator
-from typing import Any
-
-from tqdm import tqdm
+from types import TracebackType
+from typing import Any, Protocol, TextIO
 
 from bpe_core.contract import StreamedText
+
+
+class Bar(Protocol):
+    """What callers use of a bar: a tqdm bar when shown, a `HiddenBar` when not."""
+
+    @property
+    def disable(self) -> bool | None: ...
+
+    @property
+    def n(self) -> float: ...
+
+    @property
+    def total(self) -> float | None: ...
+
+    @property
+    def unit(self) -> str: ...
+
+    def update(self, n: float | None = 1) -> bool | None: ...
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None: ...
+
+    def write(self, s: str, file: TextIO | None = None) -> None: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> "Bar": ...
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc_value: BaseException | None, traceback: TracebackType | None
+    ) -> None: ...
+
+
+class HiddenBar:
+    """A bar that is not shown: like tqdm's disabled bar, it counts nothing and draws nothing
+    (its `n` stays 0), and a line written through it is only written."""
+
+    disable = True
+    n = 0
+
+    def __init__(self, total: float | None, unit: str) -> None:
+        self.total = total
+        self.unit = unit
+
+    def update(self, n: float | None = 1) -> None:
+        return None
+
+    def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+        return None
+
+    def write(self, s: str, file: TextIO | None = None) -> None:
+        print(s, file=file or sys.stdout)  # where tqdm.write writes
+
+    def close(self) -> None:
+        return None
+
+    def __enter__(self) -> "HiddenBar":
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc_value: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        return None
 
 
 def wanted(progress: bool | None) -> bool:
@@ -20,12 +84,15 @@ def wanted(progress: bool | None) -> bool:
     return sys.stderr.isatty() if progress is None else progress
 
 
-def bar(progress: bool | None, desc: str, total: float | None = None, unit: str = "it", **options: Any) -> "tqdm[Any]":
+def bar(progress: bool | None, desc: str, total: float | None = None, unit: str = "it", **options: Any) -> Bar:
+    if not wanted(progress):
+        return HiddenBar(total, unit)
+    from tqdm import tqdm  # imported on use: see the module's docstring
+
     return tqdm(
         total=total,
         desc=desc,
         unit=unit,
-        disable=not wanted(progress),
         file=sys.stderr,
         dynamic_ncols=True,
         leave=False,
@@ -33,7 +100,7 @@ def bar(progress: bool | None, desc: str, total: float | None = None, unit: str 
     )
 
 
-def input_bar(progress: bool | None, desc: str, files: list[str]) -> "tqdm[Any]":
+def input_bar(progress: bool | None, desc: str, files: list[str]) -> Bar:
     """A bar in bytes of the input files (their sizes are the total); in documents when the input
     is standard input or its files are unknown (then there is no total to measure against)."""
     if not files or any(not os.path.isfile(path) for path in files):
@@ -41,12 +108,12 @@ def input_bar(progress: bool | None, desc: str, files: list[str]) -> "tqdm[Any]"
     return bar(progress, desc, total=sum(os.path.getsize(path) for path in files), unit="B", unit_scale=True)
 
 
-def counts_bytes(progress_bar: "tqdm[Any]") -> bool:
+def counts_bytes(progress_bar: Bar) -> bool:
     """Whether a bar from `input_bar` is shown and measures bytes (else its caller counts documents)."""
     return not progress_bar.disable and progress_bar.unit == "B"
 
 
-def metered(documents: Iterable[Any], progress_bar: "tqdm[Any]") -> Iterator[Any]:
+def metered(documents: Iterable[Any], progress_bar: Bar) -> Iterator[Any]:
     """The documents, moving a bar from `input_bar` as they are read: streamed text by each block
     read, a document from a file (a genome record, a song) by its file once the next file starts
     or the input ends, another document (a JSONL line) by its UTF-8 size. A bar in documents is
