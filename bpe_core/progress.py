@@ -43,7 +43,7 @@ class Bar(Protocol):
     def __enter__(self) -> "Bar": ...
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc_value: BaseException | None, traceback: TracebackType | None
+        self, _type: type[BaseException] | None, _value: BaseException | None, _traceback: TracebackType | None, /
     ) -> None: ...
 
 
@@ -62,7 +62,7 @@ class HiddenBar:
         return None
 
     def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
-        return None
+        del s, refresh  # nothing is shown
 
     def write(self, s: str, file: TextIO | None = None) -> None:
         print(s, file=file or sys.stdout)  # where tqdm.write writes
@@ -73,9 +73,7 @@ class HiddenBar:
     def __enter__(self) -> "HiddenBar":
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc_value: BaseException | None, traceback: TracebackType | None
-    ) -> None:
+    def __exit__(self, *_exception: object) -> None:
         return None
 
 
