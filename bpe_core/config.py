@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import regex
-import yaml
 
 from bpe_core.engine import TIE_RULES
 from bpe_core.errors import BpeError
@@ -30,7 +29,6 @@ MAX_PAD_MULTIPLE = 1 << 20
 MAX_I64 = (1 << 63) - 1
 MAX_WORKERS = 1024
 MAX_RANGE_BYTES = 1 << 40
-MAX_CONFIG_BYTES = 16 << 20
 MAX_DEPTH = 64
 
 
@@ -221,7 +219,7 @@ def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any], origin: str)
 
 
 def _deep_copy(raw: Any, depth: int = 0) -> Any:
-    # a dict given from Python may contain itself; YAML files are bounded by ConfigLoader already.
+    # a dict given from Python may contain itself; YAML files are bounded by config_yaml's loader already.
     # Not copy.deepcopy: the depth guard needs this walk anyway, and deepcopy would keep a mapping
     # given twice as one shared copy (an override of one place would change the other), keep dict
     # subclasses, and fail on values it cannot copy (a lock) that this shares.
@@ -240,64 +238,12 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:60] + f"... ({len(text)} characters)"
 
 
-class ConfigLoader(yaml.SafeLoader):
-    """Safe YAML without aliases and at most MAX_DEPTH levels deep.
-
-    Aliases are refused because a few hundred bytes of them expand to billions of values (and an
-    alias inside its own anchor to a cycle); deep nesting is refused because composing is
-    recursive. A config never needs either.
-    """
-
-    def __init__(self, stream: Any) -> None:
-        super().__init__(stream)
-        self.depth = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event: Any = self.peek_event()  # type: ignore[no-untyped-call]  # (types-PyYAML leaves it untyped)
-        mark: Any = event.start_mark
-        if isinstance(event, yaml.AliasEvent):
-            raise yaml.composer.ComposerError(
-                None, None, f"alias *{event.anchor} is not allowed in a config; write the value out", mark
-            )
-        self.depth += 1
-        try:
-            if self.depth > MAX_DEPTH:
-                raise yaml.composer.ComposerError(None, None, f"nested more than {MAX_DEPTH} levels deep", mark)
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
-
-
 def yaml_value(text: str) -> Any:
-    """A value written in YAML (a `--set` value), parsed as config files are: no aliases, bounded depth."""
-    return yaml.load(text, Loader=ConfigLoader)  # noqa: S506 (ConfigLoader is a SafeLoader)
+    """A value written in YAML (a `--set` value), parsed as config files are: no aliases, bounded
+    depth; raises yaml.YAMLError."""
+    from bpe_core.config_yaml import load_yaml  # imported on use: see config_yaml's docstring
 
-
-def read_yaml(path: str) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_CONFIG_BYTES + 1)
-        if len(data) > MAX_CONFIG_BYTES:
-            raise BpeError(f"{path}: a config is at most {MAX_CONFIG_BYTES >> 20} MiB; this one is larger")
-        # bytes, so YAML decodes UTF-8 or (with a byte order mark) UTF-16 itself
-        raw: Any = yaml.load(data, Loader=ConfigLoader)  # noqa: S506 (ConfigLoader is a SafeLoader)
-    except OSError as error:
-        raise BpeError(f"cannot read config {path}: {error.strerror or error}") from error
-    except yaml.reader.ReaderError as error:
-        raise BpeError(
-            f"{path}: position {error.position}: not YAML text ({error.reason}; "
-            "a config is UTF-8, or UTF-16 with a byte order mark)"
-        ) from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = " ".join(str(getattr(error, "problem", None) or error).split())
-        raise BpeError(f"{path}:{where}: YAML syntax error: {problem}") from None
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise BpeError(f"{path}: top level: expected a mapping of keys, got {type(raw).__name__}")
-    return raw
+    return load_yaml(text, MAX_DEPTH)
 
 
 def load_config(source: str | os.PathLike[str] | dict[str, Any], overrides: dict[str, Any] | None = None) -> Config:
@@ -307,7 +253,9 @@ def load_config(source: str | os.PathLike[str] | dict[str, Any], overrides: dict
         raw = source
     else:
         origin = os.fspath(source)
-        raw = read_yaml(origin)
+        from bpe_core.config_yaml import read_yaml  # imported on use: see config_yaml's docstring
+
+        raw = read_yaml(origin, MAX_DEPTH)
     raw = apply_overrides(raw, overrides or {}, origin)
     return parse_config(raw, origin)
 
