@@ -142,7 +142,8 @@ def main() -> None:
         peers=[],
         summaries=[],
         facts=[
-            f"run in this process: other processes used {other_cores:.2f} cores meanwhile; run {attempt + 1} "
+            ("BUSY: " if other_cores > _common.BUSY_CORES else "")
+            + f"run in this process: other processes used {other_cores:.2f} cores meanwhile; run {attempt + 1} "
             f"time(s) (again while above {_common.BUSY_CORES} cores, at most {_common.BUSY_RERUNS} more times)"
         ],
         blocks=[
