@@ -11,7 +11,7 @@ The large training corpus (50 MB and more) is the training part of the Python do
 The validation texts are what only the report reads (issue 35: tune on one text, report on
 another): nothing is optimised on them, so they are built from packages no other benchmark
 reads. The shipped ones, one per script, are written by `python benchmarks/_corpus.py` (see
-benchmarks/data/README.md); the large one (about 50 MB) is the LibreOffice help in thirteen
+benchmarks/data/README.md); the large one (about 50 MB) is the LibreOffice help in seventeen
 languages, built at run time like the training corpus.
 
 The packages are fetched with `apt-get download` and unpacked with `dpkg -x` into a temporary
@@ -69,7 +69,25 @@ HANGUL = regex.compile(r"\p{Hangul}")
 LETTER = regex.compile(r"\p{L}")
 KOREAN_BYTES = 1_000_000  # pages are taken in sorted order until the text reaches this size
 # The large validation text: the LibreOffice help of these languages (Korean is a shipped text)
-LARGE_VALIDATION_LANGUAGES = ("en-us", "de", "fr", "es", "it", "pt-br", "nl", "pl", "cs", "tr", "ru", "ja", "zh-cn")
+LARGE_VALIDATION_LANGUAGES = (
+    "en-us",
+    "de",
+    "fr",
+    "es",
+    "it",
+    "pt-br",
+    "nl",
+    "pl",
+    "cs",
+    "sv",
+    "fi",
+    "hu",
+    "tr",
+    "el",
+    "ru",
+    "ja",
+    "zh-cn",
+)
 LIBREOFFICE_HELP = "usr/share/libreoffice/help"
 PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 
