@@ -1,7 +1,9 @@
 """The `bpe` command line. Every failure on bad input is one `error: ...` line and exit status 2,
 and no output file is created or truncated (outputs go to a temporary file, then a rename).
 
-This module parses arguments and prints; the work happens in the library.
+This module parses arguments and prints; the work happens in the library. Each command imports
+what it uses when it runs, so that `bpe --version` and `bpe --help` import almost nothing and a
+command imports only its own work (encoding imports no YAML, no training, no inspect page).
 """
 
 import argparse
@@ -10,40 +12,29 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 import bpe_core
-from bpe_core import engine
-from bpe_core import progress as progress_bars
+from bpe_core import pure_mode
 from bpe_core.arguments import EXIT_BAD_INPUT, build_parser
-from bpe_core.config import RunnerConfig, parse_runner, yaml_value
-from bpe_core.contract import WritesFiles, WritesRecords, reader_suffixes
-from bpe_core.corpus.shards import IdsFormat, ShardOptions, encode_to_shards, write_ids
-from bpe_core.corpus.streaming import corpus_reader
-from bpe_core.corpus.training_windows import WindowReport, summary_line
-from bpe_core.counts import load_counts, sum_counts
-from bpe_core.demo import run_demo
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output, check_output, expand_paths
-from bpe_core.formats.suffixes import export_format, ids_format, import_format, is_directory_name, shard_dtype
-from bpe_core.formats.tiktoken import published_vocabulary, read_ranks
-from bpe_core.idfiles import check_dtype, documents_in, narrowest_dtype
-from bpe_core.inspection import measure_lines, measure_on, summary_lines
-from bpe_core.plugins import registry
-from bpe_core.surgery import BEYOND_VOCAB_SIZE
-from bpe_core.tokenizer import Tokenizer
-from bpe_core.training import check_config
-from bpe_core.visual.page import inspect_page
+
+if TYPE_CHECKING:
+    from bpe_core.config import RunnerConfig
+    from bpe_core.tokenizer import Tokenizer
 
 
 def _version() -> str:
-    mode = "compiled with mypyc" if engine.is_compiled() else "pure Python"
+    # whether the engine's compiled modules are the ones that load, asked without loading them
+    mode = "pure Python" if pure_mode.pure else "compiled with mypyc"
     return f"bpe-core {bpe_core.__version__} (engine: {mode})"
 
 
 def _overrides(pairs: Sequence[str]) -> dict[str, Any]:
+    import yaml
+
+    from bpe_core.config import yaml_value
+
     overrides: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -113,6 +104,8 @@ def _sized_output(path: str, vocab_size: int) -> str:
 
 
 def _cmd_count(args: argparse.Namespace) -> int:
+    from bpe_core.counts import load_counts, sum_counts
+
     started = time.perf_counter()
     if args.merge:
         if args.config is not None:
@@ -138,16 +131,28 @@ def _cmd_count(args: argparse.Namespace) -> int:
     return 0
 
 
-def _runner(args: argparse.Namespace) -> RunnerConfig:
+def _runner(args: argparse.Namespace) -> "RunnerConfig":
+    from bpe_core.config import parse_runner
+
     return parse_runner({**_runner_choice(args), "workers": args.workers}, "command line")
 
 
 def _shard_directory(args: argparse.Namespace) -> bool:
     """Whether -o names a directory of shards (an existing directory, or a path ending in /)."""
+    from bpe_core.formats.suffixes import is_directory_name
+
     return args.output is not None and is_directory_name(args.output)
 
 
 def _cmd_encode(args: argparse.Namespace) -> int:
+    from bpe_core import progress as progress_bars
+    from bpe_core.contract import reader_suffixes
+    from bpe_core.corpus.shards import IdsFormat, ShardOptions, encode_to_shards, write_ids
+    from bpe_core.corpus.streaming import corpus_reader
+    from bpe_core.files import atomic_output, expand_paths
+    from bpe_core.formats.suffixes import ids_format
+    from bpe_core.idfiles import check_dtype, narrowest_dtype
+
     tokenizer = bpe_core.load(args.tokenizer)
     runner = _runner(args)
     args.format = args.format or ids_format(args.output) or "ids"
@@ -181,6 +186,8 @@ def _cmd_encode(args: argparse.Namespace) -> int:
         index = encode_to_shards(tokenizer, args.files, args.output, options, runner, progress)
         if not args.quiet:
             if "windows" in index:
+                from bpe_core.corpus.training_windows import summary_line
+
                 print(summary_line(index["windows"]), file=sys.stderr)
             print(
                 f"{index['documents']:,} documents, {index['tokens']:,} tokens in {len(index['shards'])} shards "
@@ -196,7 +203,11 @@ def _cmd_encode(args: argparse.Namespace) -> int:
         progress_bars.input_bar(progress, "encoding", expand_paths(inputs, reader_suffixes(reader))) as bar,
     ):
         read = progress_bars.metered(reader.documents(inputs, strict=True), bar)
-        windows = WindowReport(args.max_length) if args.max_length is not None else None
+        windows = None
+        if args.max_length is not None:
+            from bpe_core.corpus.training_windows import WindowReport
+
+            windows = WindowReport(args.max_length)
         documents, tokens, _ = write_ids(tokenizer, read, out, written, options, args.workers, bar, windows=windows)
     if windows is not None and not args.quiet:
         print(windows.line(), file=sys.stderr)
@@ -205,12 +216,14 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ids_documents(args: argparse.Namespace, tokenizer: Tokenizer) -> Iterator[tuple[str, str | None, list[int]]]:
+def _ids_documents(args: argparse.Namespace, tokenizer: "Tokenizer") -> Iterator[tuple[str, str | None, list[int]]]:
     """(where, name, ids) per document of the decode input: a shard directory or an ids file."""
+    from bpe_core.idfiles import documents_in
+
     return documents_in(args.file, tokenizer.vocab_size, args.format == "bin", args.dtype)
 
 
-def _decoded_records(tokenizer: Tokenizer, args: argparse.Namespace) -> Iterator[tuple[str, Any]]:
+def _decoded_records(tokenizer: "Tokenizer", args: argparse.Namespace) -> Iterator[tuple[str, Any]]:
     """(name, sequence) per document for a records file (FASTA): the name from the shard index or
     the ids file, else the document's number; special tokens (an --eos marker) are left out."""
     specials = set(tokenizer.special_ids.values())
@@ -222,6 +235,11 @@ def _decoded_records(tokenizer: Tokenizer, args: argparse.Namespace) -> Iterator
 
 
 def _cmd_decode(args: argparse.Namespace) -> int:
+    from bpe_core.contract import WritesRecords
+    from bpe_core.files import atomic_output
+    from bpe_core.formats.suffixes import ids_format, is_directory_name, shard_dtype
+    from bpe_core.idfiles import narrowest_dtype
+
     tokenizer = bpe_core.load(args.tokenizer)
     args.format = args.format or ids_format(args.file) or "ids"
     if args.format == "bin" and args.dtype is None:
@@ -261,10 +279,12 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     return 0
 
 
-def _decode_to_files(tokenizer: Tokenizer, args: argparse.Namespace) -> int:
+def _decode_to_files(tokenizer: "Tokenizer", args: argparse.Namespace) -> int:
     """`decode -o DIR/`: one file per document, DIR/000000.mid, ... (each written atomically), for
     a decoder of files (the `WritesFiles` ability), into a new or empty directory or one that
     holds only such files (a previous decode's, replaced: the ones beyond the new count go)."""
+    from bpe_core.contract import WritesFiles
+
     decoder = tokenizer.decoder
     output = args.output
     if not isinstance(decoder, WritesFiles):
@@ -307,6 +327,10 @@ def _tokenizer_argument(args: argparse.Namespace) -> str:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
+    from bpe_core.files import atomic_output, check_output
+    from bpe_core.inspection import measure_lines, measure_on, summary_lines
+    from bpe_core.visual.page import inspect_page
+
     path = _tokenizer_argument(args)
     tokenizer = bpe_core.load(path)
     if args.top < 0:
@@ -330,6 +354,9 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _cmd_trim(args: argparse.Namespace) -> int:
+    from bpe_core.files import atomic_output, check_output
+    from bpe_core.surgery import BEYOND_VOCAB_SIZE
+
     path = _tokenizer_argument(args)
     check_output(args.map)
     if args.min_count is not None and not args.on:
@@ -381,12 +408,16 @@ def _cmd_trim(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from bpe_core.training import check_config
+
     summary = check_config(args.config, _overrides(args.set), base=bpe_core.load(args.base) if args.base else None)
     print(f"ok: {args.config}: {summary}")
     return 0
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    from bpe_core.formats.suffixes import export_format
+
     tokenizer = bpe_core.load(args.tokenizer)
     if (args.format or export_format(args.output)) == "hf":
         tokenizer.to_hf(args.output)
@@ -396,6 +427,9 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
+    from bpe_core.formats.suffixes import import_format
+    from bpe_core.formats.tiktoken import published_vocabulary, read_ranks
+
     if (args.format or import_format(args.input)) == "hf":
         tokenizer = bpe_core.from_hf(args.input)
     else:
@@ -432,6 +466,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_plugins(args: argparse.Namespace) -> int:
+    from bpe_core.plugins import registry
+
     for info in registry().plugins():
         print(f"{info.name} ({info.distribution} {info.version}, module {info.module})")
         for kind, names in info.components.items():
@@ -441,6 +477,8 @@ def _cmd_plugins(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from bpe_core.demo import run_demo
+
     run_demo()
     return 0
 
@@ -452,6 +490,9 @@ def _check_output_path(args: argparse.Namespace) -> None:
     output = getattr(args, "output", None)
     if output is None:
         return
+    from bpe_core.files import check_output
+    from bpe_core.formats.suffixes import export_format, is_directory_name
+
     if args.command == "encode" and args.format in (None, "bin") and _shard_directory(args):
         return
     if args.command == "decode" and is_directory_name(output):

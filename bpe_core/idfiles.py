@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from bpe_core.errors import BpeError
-from bpe_core.files import read_json
 
 FORMAT = "bpe-core shards"
 INDEX = "index.json"
@@ -109,6 +108,9 @@ def _token_id(token: bytes, source: str, line_number: int) -> int:
 def read_shard_index(directory: str) -> tuple[str, dict[str, Any]]:
     """The path and contents of a shard directory's index, checked: its format, a list of
     shards and a known dtype."""
+    # imported on use: the command line's grammar reads DTYPES, and `bpe --help` needs no more
+    from bpe_core.files import read_json
+
     index_path = os.path.join(directory, INDEX)
     index = read_json(index_path, "shard index")
     if not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("shards"), list):
