@@ -48,11 +48,13 @@ class Pretokenizer(Protocol):
 
 
 class Decoder(Protocol):
-    """Turns base symbol ids (with the alphabet's labels) back into a document, and writes one."""
+    """Turns base symbol ids (with the alphabet's labels) back into a document, and writes one.
+    The symbols come as bytes (one symbol a byte) when the alphabet has at most 256, else as a
+    list; a byte-level tokenizer's special tokens come as their UTF-8 bytes among them."""
 
     name: str
 
-    def decode(self, symbols: list[int], alphabet: list[str]) -> Any: ...
+    def decode(self, symbols: Sequence[int], alphabet: list[str]) -> Any: ...
 
     def write(self, document: Any, path: str) -> None:
         """Write a decoded document to a file (atomically)."""

@@ -12,10 +12,11 @@ import gc
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from functools import cached_property
 from random import Random
 from typing import Any
 
-from bpe_core import contract, packing
+from bpe_core import contract, packing, pieces
 from bpe_core.batching import BatchEncoder, allowed_sets
 from bpe_core.chunking import normalize
 from bpe_core.config import ComponentConfig
@@ -263,23 +264,40 @@ class Tokenizer:
         """
         if errors not in DECODE_ERRORS:
             raise BpeError(f"decode errors={errors!r}; allowed: {', '.join(DECODE_ERRORS)}")
-        if errors != "roundtrip" and self._decodes_to_text and self.pretokenizer.byte_level:
-            return self._decode_utf8(ids, errors)
+        if self._decodes_to_text and self.pretokenizer.byte_level:
+            # special tokens stand for their UTF-8: text that ends mid-character before one
+            # decodes as it does at the end, so the whole sequence is one run of bytes
+            data = self.decode_bytes(ids)
+            if errors == "roundtrip":
+                return self.decoder.decode(data, self.alphabet)
+            return self._decode_utf8(ids, data, errors)
         if not self._special_by_id:
             return self.decoder.decode(self._symbols(ids), self.alphabet)
         if not self._decodes_to_text:
             # a file (MIDI): special tokens (BOS, PAD) mark the sequence, not the music
             regular = [token for token in ids if token not in self._special_by_id]
             return self.decoder.decode(self._symbols(regular), self.alphabet)
-        pieces: list[Any] = []
+        documents: list[Any] = []
         for part in special_runs(ids, self._special_by_id):
             if isinstance(part, str):
-                pieces.append(part)
+                documents.append(part)
             else:
-                pieces.append(self.decoder.decode(self._symbols(part), self.alphabet))
-        if all(isinstance(piece, str) for piece in pieces):
-            return "".join(pieces)
-        return pieces
+                documents.append(self.decoder.decode(self._symbols(part), self.alphabet))
+        if all(isinstance(document, str) for document in documents):
+            return "".join(documents)
+        return documents
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """The bytes the ids stand for, special tokens as their UTF-8 (tiktoken's `decode_bytes`);
+        byte-level tokenizers only. Ids in an `array` of uint16 or uint32 (a shard's) are read
+        where they lie.
+
+        >>> tok.decode_bytes([31373, 50256])
+        b'hello<|endoftext|>'
+        """
+        if not self.pretokenizer.byte_level:
+            raise BpeError(f"decode_bytes needs a byte-level tokenizer; {self.pretokenizer.name!r} is not one")
+        return pieces.join(self._pieces, ids, self._unknown_id)
 
     def decode_stream(self) -> "TextStream":
         """An incremental decoder for generation: `push(ids)` returns the text completed so far,
@@ -414,12 +432,8 @@ class Tokenizer:
             self._token_lengths[internal] = length
         return length
 
-    def _decode_utf8(self, ids: Sequence[int], errors: str) -> str:
-        """Byte-level text decoded with Python's "replace" or "strict" UTF-8 error handling."""
-        data = b"".join(
-            part.encode("utf-8") if isinstance(part, str) else bytes(self._symbols(part))
-            for part in special_runs(ids, self._special_by_id)
-        )
+    def _decode_utf8(self, ids: Sequence[int], data: bytes, errors: str) -> str:
+        """The ids' bytes decoded with Python's "replace" or "strict" UTF-8 error handling."""
         try:
             return data.decode("utf-8", errors)
         except UnicodeDecodeError as error:
@@ -433,26 +447,20 @@ class Tokenizer:
                 f"(id {token}, number {index + 1} in the sequence); errors 'replace' gives U+FFFD there instead"
             ) from None
 
-    def _symbols(self, ids: Sequence[int]) -> list[int]:
-        internal_of = self._internal
-        orphans = self.layout.orphans
-        symbols: list[int] = []
-        internal: list[int] = []
-        for token in ids:
-            inner = -1
-            if 0 <= token < len(internal_of):
-                inner = internal_of[token]
-            if inner >= 0:
-                internal.append(inner)
-                continue
-            orphan = orphans.get(token)
-            if orphan is None:
-                raise BpeError(self._unknown_id(token))
-            symbols.extend(self._decoder.symbols(internal))
-            symbols.extend(orphan)
-            internal = []
-        symbols.extend(self._decoder.symbols(internal))
-        return symbols
+    def _symbols(self, ids: Sequence[int]) -> Sequence[int]:
+        """The base symbols of the ids' tokens: bytes for up to 256 symbols, else a list."""
+        return pieces.symbols(pieces.join(self._pieces, ids, self._unknown_id), self.alphabet_size)
+
+    @cached_property
+    def _pieces(self) -> pieces.Pieces:
+        """What each id decodes to (see `pieces`), built on the first decode: loading stays cheap."""
+        specials: dict[int, bytes] = {}
+        if self.pretokenizer.byte_level:
+            specials = {token: text.encode("utf-8", "surrogatepass") for token, text in self._special_by_id.items()}
+        spec = self.spec
+        return pieces.build(
+            self.alphabet_size, spec.internal_merges, spec.merge_results, self.layout, self.reserved_ids.start, specials
+        )
 
     def _unknown_id(self, token: int) -> str:
         if token in self.reserved_ids:
@@ -472,8 +480,7 @@ class TextStream:
         self.bytes_decoder: codecs.IncrementalDecoder = tokenizer.decoder.stream()
 
     def push(self, ids: Sequence[int]) -> str:
-        data = b"".join(self.tokenizer.token_bytes(token) for token in ids)
-        return str(self.bytes_decoder.decode(data))
+        return str(self.bytes_decoder.decode(self.tokenizer.decode_bytes(ids)))
 
     def flush(self) -> str:
         return str(self.bytes_decoder.decode(b"", final=True))

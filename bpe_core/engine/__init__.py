@@ -8,8 +8,9 @@ import sys
 from collections.abc import Callable, Sequence
 
 from bpe_core.engine.alphabet import Alphabet
-from bpe_core.engine.decoder import Decoder
+from bpe_core.engine.decoder import Decoder, join_packed_pieces, join_pieces
 from bpe_core.engine.encode.encoder import Encoder
+from bpe_core.engine.encode.pair_ranks import restored as restored_table
 from bpe_core.engine.encode.recover import recover_merges
 from bpe_core.engine.encode.unit_sides import CONTINUES, PLAIN, STARTS
 from bpe_core.engine.tables import END_WIDTH, MAX_PACKED
@@ -88,7 +89,10 @@ __all__ = [
     "TIE_SMALLEST",
     "Trainer",
     "is_compiled",
+    "join_packed_pieces",
+    "join_pieces",
     "mirror_tokens",
     "recover_merges",
+    "restored_table",
     "train",
 ]

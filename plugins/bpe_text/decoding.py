@@ -8,6 +8,7 @@ Python's "replace" does. The normalizers live here too: small, text-only, no sta
 
 import codecs
 import unicodedata
+from collections.abc import Sequence
 from typing import Any
 
 from bpe_core.contract import check_options
@@ -38,7 +39,7 @@ class TextDecoder:
         check_options("decoder", cls.name, options, ())
         return cls()
 
-    def decode(self, symbols: list[int], alphabet: list[str]) -> str:
+    def decode(self, symbols: Sequence[int], alphabet: list[str]) -> str:
         return bytes(symbols).decode("utf-8", ERRORS)
 
     def stream(self) -> "codecs.IncrementalDecoder":
