@@ -278,13 +278,25 @@ def current_umask() -> int:
 
 def read_json(path: str, description: str) -> Any:
     """A JSON file's content; a missing, unreadable or invalid file is a BpeError naming it."""
+    return parse_json(read_file(path, description), path, description)
+
+
+def read_file(path: str, description: str) -> bytes:
+    """A regular file's bytes; a missing or unreadable file, or one that is not a regular file, is
+    a BpeError naming it."""
     if os.path.exists(path) and not os.path.isfile(path):  # a directory, or /dev/zero: never ends
         raise BpeError(f"cannot read {description} {path}: it is not a regular file (it is {_file_kind(path)})")
     try:
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+        with open(path, "rb") as handle:
+            return handle.read()
     except OSError as error:
         raise BpeError(f"cannot read {description} {path}: {error.strerror or error}") from error
+
+
+def parse_json(content: bytes, path: str, description: str) -> Any:
+    """The JSON document in a file's bytes (UTF-8); invalid JSON is a BpeError naming the file."""
+    try:
+        return json.loads(content.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise BpeError(f"{path} is not a {description} (invalid JSON: {error})") from error
     except RecursionError:

@@ -5,11 +5,14 @@ and names the file when its ids do not fit together. It writes nothing (`Tokeniz
 """
 
 import os
+from functools import partial
 from typing import Any
 
 from bpe_core.errors import BpeError
-from bpe_core.formats import hf, native, tiktoken
+from bpe_core.files import read_file
+from bpe_core.formats import native
 from bpe_core.spec import TokenizerSpec
+from bpe_core.spec_cache import kept_tokenizer
 from bpe_core.tokenizer import Tokenizer
 
 
@@ -19,12 +22,14 @@ def load(path: str | os.PathLike[str]) -> Tokenizer:
     >>> tok = bpe_core.load("gpt2-32k.json")
     """
     path = os.fspath(path)
-    return _built_from_file(native.read_spec(path), path)
+    content = read_file(path, native.DESCRIPTION)
+    read = partial(native.spec_from_content, content, path)
+    return kept_tokenizer(content, "native", (), read, partial(_built_from_file, where=path), Tokenizer.table_image)
 
 
 def from_dict(data: Any, where: str) -> Tokenizer:
     """A tokenizer from the content of a tokenizer file (`where` names it in errors)."""
-    return _built_from_file(native.spec_from_dict(data, where), where)
+    return _built_from_file(native.spec_from_dict(data, where), where=where)
 
 
 def from_hf(path: str | os.PathLike[str]) -> Tokenizer:
@@ -33,8 +38,12 @@ def from_hf(path: str | os.PathLike[str]) -> Tokenizer:
 
     >>> tok = bpe_core.from_hf("tokenizer.json")
     """
+    from bpe_core.formats import hf  # only this reader needs it
+
     path = os.fspath(path)
-    return _built(hf.read_spec(path), path)
+    content = read_file(path, "tokenizer.json")
+    read = partial(hf.spec_from_content, content, path)
+    return kept_tokenizer(content, "hf", path, read, partial(_built, where=path), Tokenizer.table_image)
 
 
 def from_tiktoken(
@@ -49,20 +58,30 @@ def from_tiktoken(
     >>> tok = bpe_core.from_tiktoken("cl100k_base.tiktoken")
     >>> tok = bpe_core.from_tiktoken("mine.tiktoken", "cl100k", {"<|endoftext|>": 100257})
     """
-    return Tokenizer(tiktoken.read_spec(os.fspath(path), pattern, special_tokens))
+    from bpe_core.formats import tiktoken  # only this reader needs it
+
+    path = os.fspath(path)
+    content = read_file(path, "tiktoken file")
+    options = (path, pattern, sorted((special_tokens or {}).items()))  # the path: the spec names it
+    read = partial(tiktoken.spec_from_content, content, path, pattern, special_tokens)
+    return kept_tokenizer(content, "tiktoken", options, read, _tokenizer, Tokenizer.table_image)
 
 
-def _built(spec: TokenizerSpec, where: str) -> Tokenizer:
+def _tokenizer(spec: TokenizerSpec, table_image: bytes) -> Tokenizer:
+    return Tokenizer(spec, table_image=table_image)
+
+
+def _built(spec: TokenizerSpec, table_image: bytes = b"", *, where: str) -> Tokenizer:
     try:
-        return Tokenizer(spec)
+        return Tokenizer(spec, table_image=table_image)
     except BpeError as error:  # the ids do not fit together
         raise BpeError(f"{where}: {error}") from None
 
 
-def _built_from_file(spec: TokenizerSpec, where: str) -> Tokenizer:
+def _built_from_file(spec: TokenizerSpec, table_image: bytes = b"", *, where: str) -> Tokenizer:
     """Our own file: a field of the wrong shape that the field checks let through is reported as
     a malformed file, never a traceback."""
     try:
-        return _built(spec, where)
+        return _built(spec, table_image, where=where)
     except (KeyError, TypeError, ValueError) as error:
         raise BpeError(f"{where}: malformed tokenizer file ({type(error).__name__}: {error})") from error

@@ -109,7 +109,7 @@ def check_base(plan: Plan, base: Tokenizer | None) -> None:
     mirror = symbol_mirror(plan.pretokenizer)
     if mirror is not None:
         try:
-            mirror_tokens(mirror, plan.alphabet_size, base.spec.internal_merges)
+            mirror_tokens(mirror, plan.alphabet_size, list(base.spec.internal_merges))
         except ValueError as problem:
             raise BpeError(
                 f"{origin}: pretokenizer: {settings.pretokenizer.name!r} learns merges with their mirror partners, "

@@ -7,13 +7,55 @@ registry. `IdLayout` is how an imported vocabulary numbers its tokens (trained t
 none: their ids follow from the merges). This module builds nothing and reads no file.
 """
 
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from bpe_core.config import ComponentConfig
 from bpe_core.contract import Pretokenizer
 from bpe_core.formats.layout import check_layout
+
+
+class PackedMerges(Sequence[tuple[int, int]]):
+    """Merges held as little-endian 32-bit ids, two per merge, with no Python object per merge
+    until one is asked for: a kept spec's (`spec_cache`), which the engine reads as they are.
+    Equal to a list of the same pairs."""
+
+    def __init__(self, packed: bytes) -> None:
+        if len(packed) % 8 or sys.byteorder != "little":
+            raise ValueError("packed merges are little-endian 32-bit id pairs")
+        self.packed = packed
+        self._ids = memoryview(packed).cast("i")
+
+    def __len__(self) -> int:
+        return len(self._ids) // 2
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, int]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[int, int]]: ...
+
+    def __getitem__(self, index: int | slice) -> tuple[int, int] | list[tuple[int, int]]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        position = range(len(self))[index]  # negative indexes, and the IndexError
+        return self._ids[2 * position], self._ids[2 * position + 1]
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        ids = iter(self._ids.tolist())
+        return zip(ids, ids)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PackedMerges):
+            return self.packed == other.packed
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # equal to lists, which have none
+
+    def __repr__(self) -> str:
+        return f"PackedMerges({len(self)} merges)"
 
 
 @dataclass(frozen=True)
@@ -39,7 +81,7 @@ class IdLayout:
         shift = len(special_tokens) if position == "start" else 0
         first_special = 0 if position == "start" else internal_count
         return cls(
-            [internal + shift for internal in range(internal_count)],
+            list(range(shift, shift + internal_count)),
             {token: first_special + index for index, token in enumerate(special_tokens)},
         )
 
@@ -60,7 +102,7 @@ class TokenizerSpec:
 
     name: str
     pretokenizer: ComponentConfig
-    internal_merges: list[tuple[int, int]]
+    internal_merges: Sequence[tuple[int, int]]  # a list, or PackedMerges
     normalizers: tuple[ComponentConfig, ...] = ()
     merge_counts: list[int] = field(default_factory=list)
     merge_results: list[int] | None = None  # the token each merge makes, when merges share results (imports)

@@ -1,17 +1,20 @@
-"""The engine's encoder and decoder for a pretokenizer, and the mirror (DNA: the other strand)
+"""The engine's encoder for a pretokenizer, and the mirror (DNA: the other strand)
 on its tokens.
 
 A pretokenizer with the `MirrorsSymbols` ability hands training an involution on its base symbols;
 `token_mirror` extends it to the merged tokens (the merges must come in mirror-partner order, as a
 mirrored run learns them). With `MirrorsOverlaps` it may also ask encoding to resolve overlapping
-merges mirrored (`engine.Encoder.mirror_overlaps`); `make_codec` builds the encoder that way when
+merges mirrored (`engine.Encoder.mirror_overlaps`); `make_encoder` builds the encoder that way when
 asked. Both abilities are generic: this module knows no DNA. It does not train, split documents or
 read files.
 """
 
+from collections.abc import Sequence
+
 from bpe_core.contract import MirrorsSymbols, Pretokenizer, mirrored_overlaps
-from bpe_core.engine import Decoder, Encoder, mirror_tokens
+from bpe_core.engine import Encoder, mirror_tokens, restored_table
 from bpe_core.errors import BpeError
+from bpe_core.spec import PackedMerges
 
 
 def symbol_mirror(pretokenizer: Pretokenizer) -> list[int] | None:
@@ -35,25 +38,35 @@ def token_mirror(pretokenizer: Pretokenizer, alphabet_size: int, merges: list[tu
         ) from None
 
 
-def make_codec(
-    pretokenizer: Pretokenizer, alphabet_size: int, merges: list[tuple[int, int]], results: list[int] | None
-) -> tuple[Encoder, Decoder]:
-    """The engine's encoder and decoder for these merges (`results`: the token each makes, for
-    imports), the encoder with mirrored overlap resolution when the pretokenizer asks for it."""
-    encoder = Encoder(alphabet_size, merges, results=results)
-    decoder = Decoder(alphabet_size, merges, results=results)
+def make_encoder(
+    pretokenizer: Pretokenizer,
+    alphabet_size: int,
+    merges: Sequence[tuple[int, int]],
+    results: list[int] | None,
+    table_image: bytes = b"",
+) -> Encoder:
+    """The engine's encoder for these merges (`results`: the token each makes, for imports), with
+    mirrored overlap resolution when the pretokenizer asks for it. Packed merges reach the engine
+    as they are; `table_image` (`Encoder.table_image` of an encoder for the same merges) is their
+    table, read instead of built (a ValueError if it is not a whole one)."""
+    if table_image:
+        encoder = Encoder(alphabet_size, restored_table(table_image))
+    elif isinstance(merges, PackedMerges):
+        encoder = Encoder(alphabet_size, merges.packed, results=results)
+    else:
+        encoder = Encoder(alphabet_size, list(merges), results=results)
     asked = mirrored_overlaps(pretokenizer)
     if asked is None:
-        return encoder, decoder
+        return encoder
     fresh = list(range(alphabet_size, alphabet_size + len(merges)))
-    mirror = token_mirror(pretokenizer, alphabet_size, merges)
+    mirror = token_mirror(pretokenizer, alphabet_size, list(merges))
     if mirror is None or (results is not None and results != fresh):
         raise BpeError(
             f"pretokenizer {pretokenizer.name!r} ({asked}) needs a vocabulary trained with its mirror, each merge "
             "making a new token"
         )
     encoder.mirror_overlaps(mirror)
-    return encoder, decoder
+    return encoder
 
 
 def refuse_mirrored_overlaps(pretokenizer: Pretokenizer, peer: str) -> None:

@@ -84,7 +84,7 @@ def trim(
     if pad_to_multiple_of == 0:
         raise BpeError("pad_to_multiple_of: expected 1 or more, got 0")
     alphabet_size = tokenizer.alphabet_size
-    merges = tokenizer.spec.internal_merges
+    merges = list(tokenizer.spec.internal_merges)
     internal_count = alphabet_size + len(merges)
     external = tokenizer.layout.ids
     asked = list(drop)
@@ -252,7 +252,7 @@ def _closed_mirror(tokenizer: Tokenizer) -> list[int] | None:
     reverse_complement: symmetric) and the vocabulary is closed under it, so trim keeps it closed;
     else None."""
     try:
-        return token_mirror(tokenizer.pretokenizer, tokenizer.alphabet_size, tokenizer.spec.internal_merges)
+        return token_mirror(tokenizer.pretokenizer, tokenizer.alphabet_size, list(tokenizer.spec.internal_merges))
     except BpeError:
         return None  # not closed (a vocabulary trained without the mirror): nothing to keep
 

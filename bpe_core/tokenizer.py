@@ -20,13 +20,13 @@ from bpe_core import contract, packing, pieces
 from bpe_core.batching import BatchEncoder, allowed_sets
 from bpe_core.chunking import normalize
 from bpe_core.config import ComponentConfig
-from bpe_core.engine import Alphabet
+from bpe_core.engine import Alphabet, Decoder
 from bpe_core.errors import BpeError
 from bpe_core.formats import hf, native, tiktoken
 from bpe_core.plugins import Registry, registry
 from bpe_core.spec import IdLayout, TokenizerSpec
 from bpe_core.specials import Specials, allowed_specials, special_pattern, special_runs
-from bpe_core.strands import make_codec
+from bpe_core.strands import make_encoder
 from bpe_core.visual.page import notebook, page
 
 DECODE_ERRORS = ("roundtrip", "replace", "strict")  # what decode does with ids that make invalid UTF-8
@@ -41,10 +41,12 @@ class Tokenizer:
     'hello world'
     """
 
-    def __init__(self, spec: TokenizerSpec, components: Registry | None = None) -> None:
+    def __init__(self, spec: TokenizerSpec, components: Registry | None = None, table_image: bytes = b"") -> None:
         """Build a tokenizer from its spec (`train`, `load` and the importers make one), resolving
         the pretokenizer, normalizers and decoder by name in `components` (the installed plugins
-        by default). Raises a BpeError when the ids do not fit together."""
+        by default). Raises a BpeError when the ids do not fit together. `table_image`: what
+        `table_image()` gave for a tokenizer built from this very spec (`spec_cache` keeps them):
+        the ids were checked then, and the merge table is read from it instead of built."""
         components = components or registry()
         # the registry the components were found in; the readers of its corpora come from it too
         self.components = components
@@ -61,17 +63,17 @@ class Tokenizer:
             decoder_options = pretokenizer.decoder_options()
         self.decoder = components.decoder(pretokenizer.decoder, decoder_options)
 
-        # the engine's encoder and decoder, and the ids they give (training's, or an import's own)
-        self._encoder, self._decoder = make_codec(
-            pretokenizer, self.alphabet_size, spec.internal_merges, spec.merge_results
+        # the engine's encoder, and the ids it gives (training's, or an import's own)
+        self._encoder = make_encoder(
+            pretokenizer, self.alphabet_size, spec.internal_merges, spec.merge_results, table_image
         )
         internal_count = self.alphabet_size + self._encoder.token_count
-        trained = IdLayout.trained(internal_count, spec.special_tokens, spec.special_position)
-        layout = spec.layout or trained
+        layout = spec.layout or IdLayout.trained(internal_count, spec.special_tokens, spec.special_position)
         if len(layout.ids) != internal_count:
             raise BpeError(f"{len(layout.ids)} ids for {internal_count} base symbols and merges")
-        layout.check(self.alphabet_size, spec.padding)
-        if layout.ids != list(range(internal_count)):
+        if not table_image:
+            layout.check(self.alphabet_size, spec.padding)
+        if not _counts_up_from_zero(layout.ids):
             self._encoder.set_output_ids(layout.ids)
         self.layout = layout
 
@@ -79,7 +81,7 @@ class Tokenizer:
         self.spec = replace(
             spec,
             pretokenizer=ComponentConfig(self.pretokenizer.name, self.pretokenizer.options()),
-            layout=None if layout == trained else layout,
+            layout=None if _is_trained(layout, spec) else layout,
         )
 
         # what the spec says, by name: plain attributes, to read and not to change
@@ -105,17 +107,16 @@ class Tokenizer:
         self._decodes_to_text = isinstance(self.decoder.decode([], self.alphabet), str)
         self._single_character_labels = all(len(label) == 1 for label in self.alphabet)
 
-        # decoding: the internal token of each id (-1 for the others), then the reserved ids
-        used = [*layout.ids, *layout.special_ids.values(), *layout.orphans, -1]
-        first_unused = max(used) + 1
+        # the reserved ids follow every id in use
+        first_unused = max(max(layout.ids, default=-1), *layout.special_ids.values(), *layout.orphans, -1) + 1
         self.reserved_ids = range(first_unused, first_unused + spec.padding)
-        self._internal = [-1] * first_unused
-        for internal in range(internal_count - 1, -1, -1):  # the first internal id wins for shared ids
-            if layout.ids[internal] >= 0:
-                self._internal[layout.ids[internal]] = internal
 
         # to the oldest generation: young collections would traverse these vocabulary-sized lists
         gc.collect(1)
+
+    def table_image(self) -> bytes:
+        """The built merge table as bytes, for a cache to hand back to `Tokenizer` (see __init__)."""
+        return self._encoder.table_image()
 
     @property
     def merges(self) -> list[tuple[int, int]]:
@@ -462,12 +463,32 @@ class Tokenizer:
             self.alphabet_size, spec.internal_merges, spec.merge_results, self.layout, self.reserved_ids.start, specials
         )
 
+    @cached_property
+    def _decoder(self) -> Decoder:
+        """The engine's decoder (token -> base symbols), built when first asked for."""
+        spec = self.spec
+        return Decoder(self.alphabet_size, list(spec.internal_merges), results=spec.merge_results)
+
     def _unknown_id(self, token: int) -> str:
         if token in self.reserved_ids:
             return f"token id {token} is a reserved padding id (pad_to_multiple_of); it stands for no text"
         if token in self._special_by_id:
             return f"token id {token} is the special token {self._special_by_id[token]!r}"
         return f"token id {token} is not in this tokenizer (vocab_size {self.vocab_size})"
+
+
+def _counts_up_from_zero(ids: list[int]) -> bool:
+    """Whether ids[i] == i throughout (an import's layout is told from it at its first id)."""
+    return ids[:1] == [0] and ids == list(range(len(ids)))
+
+
+def _is_trained(layout: IdLayout, spec: TokenizerSpec) -> bool:
+    """Whether the layout is the one training gives these tokens (an import's is told from it at
+    its first id, without building that one)."""
+    shift = len(spec.special_tokens) if spec.special_position == "start" else 0
+    if layout.ids[:1] != [shift]:
+        return False
+    return layout == IdLayout.trained(len(layout.ids), spec.special_tokens, spec.special_position)
 
 
 class TextStream:

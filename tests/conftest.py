@@ -31,6 +31,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "bpe"))
 NUCLEOTIDE_IDS = {"A": 0, "C": 1, "G": 2, "T": 3}
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """What the suite builds and keeps (kept specs, the text plugin's tables) goes to a folder of
+    its own, for this process and the commands it runs: never the user's, never stale."""
+    os.environ["BPE_CORE_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+
+
 @pytest.fixture(scope="module")
 def workdir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An empty directory for one test module, named after it: where the module's fixtures write the

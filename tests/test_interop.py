@@ -155,7 +155,7 @@ def test_a_published_vocabularys_encoder_and_decoder_add_next_to_nothing_to_a_fu
     the encoder adds at most one reference per token to what a full collection of the user's
     process follows (its ids as Python ints, made once), the decoder next to none."""
     _, ours, _, _ = published
-    merges = ours.spec.internal_merges
+    merges = list(ours.spec.internal_merges)
     before = references_a_full_collection_follows()
     encoder = engine.Encoder(ours.alphabet_size, merges)
     with_encoder = references_a_full_collection_follows()

@@ -17,7 +17,7 @@ from typing import Any
 from bpe_core.config import ComponentConfig
 from bpe_core.contract import ExportsToHF
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output, make_directory, read_json
+from bpe_core.files import atomic_output, make_directory, parse_json, read_file
 from bpe_core.formats.hf_folder import template_post_processor, write_transformers_files
 from bpe_core.formats.layout import MAX_ID, check_id, is_int
 from bpe_core.formats.tiktoken import NAMED_PATTERNS, pretokenizer_for
@@ -143,7 +143,12 @@ def _pattern(path: str, spec: Any) -> tuple[str, bool]:
 
 def read_spec(path: str) -> TokenizerSpec:
     """The spec of a Hugging Face `tokenizer.json` (byte-level BPE; `bpe_core.from_hf` builds it)."""
-    data = read_json(path, "tokenizer.json")
+    return spec_from_content(read_file(path, "tokenizer.json"), path)
+
+
+def spec_from_content(content: bytes, path: str) -> TokenizerSpec:
+    """The spec in a `tokenizer.json` file's bytes (`path` names it in errors)."""
+    data = parse_json(content, path, "tokenizer.json")
     model = data.get("model") if isinstance(data, dict) else None
     if not isinstance(model, dict) or model.get("type", "BPE") != "BPE" or "merges" not in model:
         kind = model.get("type") if isinstance(model, dict) else None

@@ -56,10 +56,11 @@ def check_layout(
         for symbol in symbols:
             if not is_int(symbol) or not 0 <= symbol < alphabet_size:
                 check_id(symbol, f"orphans[{token}]", 0, alphabet_size - 1)
-    # regular id -> the first internal token with it (built from the end, so the first one stays)
-    first_index = dict(zip(reversed(ids), range(len(ids) - 1, -1, -1)))
-    first_index.pop(-1, None)
-    if orphans or len(first_index) < len(ids) - ids.count(-1):  # some id is shared: the first that may not be
+    regular = set(ids)
+    regular.discard(-1)
+    if orphans or len(regular) < len(ids) - ids.count(-1):  # some id is shared: the first that may not be
+        # regular id -> the first internal token with it (built from the end, so the first one stays)
+        first_index = dict(zip(reversed(ids), range(len(ids) - 1, -1, -1)))
         for index, token in enumerate(ids):
             if token < 0:
                 continue
@@ -75,8 +76,8 @@ def check_layout(
             raise BpeError(f"{field}: a special token is a non-empty string")
         check_id(token, field)
         clash = None
-        if token in first_index:
-            clash = f"ids[{first_index[token]}]"
+        if token in regular:
+            clash = f"ids[{ids.index(token)}]"
         elif token in orphans:
             clash = f"orphans[{token}]"
         elif token in special_of:
@@ -85,9 +86,9 @@ def check_layout(
             raise BpeError(f"{field}: id {token} is also {clash}; an id stands for one token")
         special_of[token] = token_text
     for chunk, token in whole_chunks.items():
-        if token not in first_index and token not in orphans:
+        if token not in regular and token not in orphans:
             raise BpeError(f"whole_chunks: {chunk!r} maps to id {_short(token)}, which is no regular token")
-    top = max([*first_index, *orphans, *special_of], default=-1)
+    top = max(max(regular, default=-1), *orphans, *special_of, -1)
     if not is_int(padding) or padding < 0 or top + 1 + padding > MAX_ID + 1:
         raise BpeError(
             f"padding: {_short(padding)} is out of range; allowed: 0 to {MAX_ID - top} (ids stay below 2**31)"

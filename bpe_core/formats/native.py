@@ -7,18 +7,21 @@ the tokenizer). This module does not read other libraries' formats.
 """
 
 import json
+from array import array
+from itertools import chain
 from typing import Any
 
 from bpe_core.config import ComponentConfig
 from bpe_core.engine import Encoder
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output, read_json
+from bpe_core.files import atomic_output, parse_json, read_file
 from bpe_core.formats.layout import MAX_ID, check_id, is_int
 from bpe_core.plugins import registry
-from bpe_core.spec import IdLayout, TokenizerSpec, TokenizerView
+from bpe_core.spec import IdLayout, PackedMerges, TokenizerSpec, TokenizerView
 
 FORMAT = "bpe-core"
 VERSION = 1
+DESCRIPTION = "tokenizer file"
 
 
 def to_dict(tokenizer: TokenizerView) -> dict[str, Any]:
@@ -67,7 +70,12 @@ def save(tokenizer: TokenizerView, path: str) -> None:
 
 def read_spec(path: str) -> TokenizerSpec:
     """The spec in a tokenizer file written by `Tokenizer.save` (`bpe_core.load` builds it)."""
-    return spec_from_dict(read_json(path, "tokenizer file"), path)
+    return spec_from_content(read_file(path, DESCRIPTION), path)
+
+
+def spec_from_content(content: bytes, path: str) -> TokenizerSpec:
+    """The spec in a tokenizer file's bytes (`path` names it in errors)."""
+    return spec_from_dict(parse_json(content, path, DESCRIPTION), path)
 
 
 def spec_from_dict(data: Any, path: str) -> TokenizerSpec:
@@ -107,8 +115,8 @@ def spec_from_dict(data: Any, path: str) -> TokenizerSpec:
             raise BpeError(f"{path}: {error}") from None
         if pretokenizer.alphabet() != data["alphabet"]:
             raise BpeError(f"{path}: the alphabet differs from what pretokenizer {name!r} gives with these options")
-        merges = [(int(left), int(right)) for left, right in data["merges"]]
-        results = [int(result) for result in data["merge_results"]] if "merge_results" in data else None
+        merges = PackedMerges(array("i", _flat(data["merges"])).tobytes())  # pairs of ids, checked
+        results = list(data["merge_results"]) if "merge_results" in data else None
         special = data.get("special_tokens", {})
         if special.get("position", "end") not in ("end", "start"):
             raise BpeError(f"{path}: special_tokens.position is {special.get('position')!r}; allowed: end, start")
@@ -119,9 +127,9 @@ def spec_from_dict(data: Any, path: str) -> TokenizerSpec:
             pretokenizer=ComponentConfig(name, dict(pretokenizer_data.get("options", {}))),
             normalizers=normalizers,
             internal_merges=merges,
-            merge_counts=[int(count) for count in data.get("merge_counts", [])],
+            merge_counts=list(data.get("merge_counts", [])),
             merge_results=results,
-            token_usage=[int(count) for count in data.get("token_usage", [])],
+            token_usage=list(data.get("token_usage", [])),
             special_tokens=tokens,
             special_position=position,
             padding=int(data.get("padding", 0)),
@@ -137,7 +145,7 @@ def spec_from_dict(data: Any, path: str) -> TokenizerSpec:
 def _layout(
     data: dict[str, Any],
     alphabet_size: int,
-    merges: list[tuple[int, int]],
+    merges: PackedMerges,
     results: list[int] | None,
     tokens: tuple[str, ...],
     position: str,
@@ -147,10 +155,10 @@ def _layout(
     if not any(key in data for key in ("ids", "special_ids", "orphans", "whole_chunks")):
         return None
     if "ids" in data:
-        ids = [int(token) for token in data["ids"]]
+        ids = list(data["ids"])
     else:
         ids = IdLayout.trained(
-            alphabet_size + Encoder(alphabet_size, merges, results=results).token_count, tokens, position
+            alphabet_size + Encoder(alphabet_size, merges.packed, results=results).token_count, tokens, position
         ).ids
     special_ids = (
         {str(token): int(token_id) for token, token_id in data["special_ids"].items()}
@@ -186,13 +194,19 @@ def check_fields(data: dict[str, Any]) -> None:
     if not alphabet or not all(isinstance(label, str) for label in alphabet):
         raise BpeError("alphabet: expected a non-empty list of symbol labels (strings)")
     merges = _typed(data, "merges", list)
-    for index, merge in enumerate(merges):
-        if not (
-            isinstance(merge, list) and len(merge) == 2 and all(is_int(part) and 0 <= part <= MAX_ID for part in merge)
-        ):
-            raise BpeError(f"merges[{index}]: expected a pair of token ids [left, right], got {_short(merge)}")
+    if not (set(map(type, merges)) <= {list} and set(map(len, merges)) <= {2} and _ints_within(_flat(merges), 0)):
+        for index, merge in enumerate(merges):  # the first that is not a pair of ids, for the error
+            if not (
+                isinstance(merge, list)
+                and len(merge) == 2
+                and all(is_int(part) and 0 <= part <= MAX_ID for part in merge)
+            ):
+                raise BpeError(f"merges[{index}]: expected a pair of token ids [left, right], got {_short(merge)}")
     for key in ("merge_counts", "token_usage", "merge_results"):
-        for index, count in enumerate(_typed(data, key, list, required=False) or []):
+        counts = _typed(data, key, list, required=False) or []
+        if _ints_within(counts, 0, None):
+            continue
+        for index, count in enumerate(counts):
             if not is_int(count) or count < 0:
                 raise BpeError(f"{key}[{index}]: expected an integer >= 0, got {_short(count)}")
     counts = data.get("merge_counts") or []
@@ -216,8 +230,10 @@ def check_fields(data: dict[str, Any]) -> None:
             f"special_tokens.position: {_short(special.get('position'))} is not allowed; allowed: end, start"
         )
     check_id(data.get("padding", 0), "padding")
-    for index, token in enumerate(_typed(data, "ids", list, required=False) or []):
-        check_id(token, f"ids[{index}]", -1)
+    ids = _typed(data, "ids", list, required=False) or []
+    if not _ints_within(ids, -1):
+        for index, token in enumerate(ids):
+            check_id(token, f"ids[{index}]", -1)
     special_ids = _typed(data, "special_ids", dict, required=False)
     if special_ids is not None:
         for token, token_id in special_ids.items():
@@ -254,6 +270,18 @@ def _typed(data: dict[str, Any], key: str, kind: type, required: bool = True, pr
 
 
 KIND_NAMES: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
+
+
+def _flat(pairs: list[list[Any]]) -> list[Any]:
+    return list(chain.from_iterable(pairs))
+
+
+def _ints_within(values: list[Any], low: int, high: int | None = MAX_ID) -> bool:
+    """Whether every value is an integer (not a bool) from low to high (None: no bound), checked
+    without a Python step per value: the common case of a large, well-formed file."""
+    if not set(map(type, values)) <= {int}:
+        return False
+    return not values or (min(values) >= low and (high is None or max(values) <= high))
 
 
 def _short(value: Any) -> str:

@@ -17,6 +17,7 @@ import binascii
 import gzip
 import hashlib
 import os
+import zlib
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -72,12 +73,26 @@ PUBLISHED: dict[str, PublishedVocabulary] = {
 
 def _content(path: str) -> bytes:
     """A file's content (uncompressed, for .gz), or the error that names it."""
+    return _unpacked(_stored(path), path)
+
+
+def _stored(path: str) -> bytes:
+    """A file's bytes as stored, or the error that names it."""
     try:
-        handle = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
-        with handle:
+        with open(path, "rb") as handle:
             return handle.read()
-    except (OSError, EOFError) as error:
-        raise BpeError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from error
+    except OSError as error:
+        raise BpeError(f"cannot read {path}: {error.strerror or error}") from error
+
+
+def _unpacked(stored: bytes, path: str) -> bytes:
+    """A file's stored bytes, uncompressed when its name ends in .gz."""
+    if not path.endswith(".gz"):
+        return stored
+    try:
+        return gzip.decompress(stored)
+    except (OSError, EOFError, zlib.error) as error:
+        raise BpeError(f"cannot read {path}: {error}") from error
 
 
 def content_sha256(path: str) -> str:
@@ -159,7 +174,14 @@ def pretokenizer_for(pattern: str) -> Any:
 def read_spec(path: str, pattern: str | None = None, special_tokens: dict[str, int] | None = None) -> TokenizerSpec:
     """The spec of a `.tiktoken` file (`bpe_core.from_tiktoken` builds it; its docstring says
     how `pattern` and `special_tokens` work)."""
-    content = _content(path)  # read once: recognised by its hash, then parsed
+    return spec_from_content(_stored(path), path, pattern, special_tokens)
+
+
+def spec_from_content(
+    stored: bytes, path: str, pattern: str | None = None, special_tokens: dict[str, int] | None = None
+) -> TokenizerSpec:
+    """The spec in a `.tiktoken` file's bytes as stored (gzipped when `path` ends in .gz)."""
+    content = _unpacked(stored, path)  # read once: recognised by its hash, then parsed
     published = PUBLISHED.get(hashlib.sha256(content).hexdigest())
     ranks = _ranks_of(content, path)
     if pattern is None:

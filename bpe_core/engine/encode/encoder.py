@@ -35,6 +35,7 @@ from bpe_core.engine.tables import END_WIDTH
 
 LONG_CHUNK: Final[i64] = 96
 SWEEP_CHUNK: Final[i64] = 4096
+PACKED_ID: Final[i64] = 4  # bytes of an id in packed merges
 DEFAULT_CACHE_SIZE: Final = 1 << 18
 
 
@@ -64,27 +65,44 @@ class Encoder:
     def __init__(
         self,
         alphabet_size: int,
-        merges: list[tuple[int, int]],
+        merges: list[tuple[int, int]] | bytes | PairRanks,
         cache_size: int = DEFAULT_CACHE_SIZE,
         results: list[int] | None = None,
     ) -> None:
-        """`results[r]`: the id merge r makes, when it is an existing token rather than the next
-        new id (Hugging Face reuses the id when a merge makes a string it already has). A pair
-        listed twice keeps its first rank."""
+        """`merges`: (left, right) pairs, the same packed as little-endian 32-bit ids, two per
+        merge (no Python object per merge), or their table built already (`pair_ranks.restored`;
+        `results` then unused). `results[r]`: the id merge r makes, when it is an existing token
+        rather than the next new id (Hugging Face reuses the id when a merge makes a string it
+        already has). A pair listed twice keeps its first rank."""
         self.alphabet_size = alphabet_size
-        self.table = PairRanks(alphabet_size, len(merges))
         self.token_count = 0
-        for rank in range(len(merges)):
-            left, right = merges[rank]
-            bound = alphabet_size + self.token_count
-            if left < 0 or right < 0 or left >= bound or right >= bound:
-                raise ValueError(f"merge {rank} ({left}, {right}) uses an id that does not exist yet")
-            result = bound if results is None or results[rank] < 0 else results[rank]
-            if result > bound:
-                raise ValueError(f"merge {rank} makes id {result}, beyond the next new id {bound}")
-            if result == bound:
+        if isinstance(merges, PairRanks):
+            self._set_up(merges, cache_size)
+            return
+        count: i64 = len(merges) if isinstance(merges, list) else len(merges) // (2 * PACKED_ID)
+        table = PairRanks(alphabet_size, count)
+        self.table = table
+        for rank in range(count):
+            if isinstance(merges, list):
+                left, right = merges[rank]
+                self._add(rank, left, right, results)
+            else:
+                first = 2 * PACKED_ID * rank
+                left_id = i64(read_i32_le(merges, first))
+                self._add(rank, left_id, i64(read_i32_le(merges, first + PACKED_ID)), results)
+        self._set_up(table, cache_size)
+
+    def _set_up(self, table: PairRanks, cache_size: int) -> None:
+        """Take the table; its merges that make new ids are the tokens."""
+        if table.alphabet_size != self.alphabet_size:
+            raise ValueError(
+                f"a merge table over {table.alphabet_size} symbols for an alphabet of {self.alphabet_size}"
+            )
+        self.table = table
+        self.token_count = 0
+        for rank in range(table.size()):
+            if table.results[rank] == self.alphabet_size + self.token_count:
                 self.token_count += 1
-            self.table.add(left, right, result)
         self.kernel = MergeKernel(self.table)
         self.buckets = None
         self.units = None
@@ -94,6 +112,21 @@ class Encoder:
         self.mirrored = []
         self.long_symbols = 0
         self.set_output_ids([])
+
+    def _add(self, rank: i64, left: i64, right: i64, results: list[int] | None) -> None:
+        bound = self.alphabet_size + self.token_count
+        if left < 0 or right < 0 or left >= bound or right >= bound:
+            raise ValueError(f"merge {rank} ({left}, {right}) uses an id that does not exist yet")
+        result: i64 = bound if results is None or results[rank] < 0 else results[rank]
+        if result > bound:
+            raise ValueError(f"merge {rank} makes id {result}, beyond the next new id {bound}")
+        if result == bound:
+            self.token_count += 1
+        self.table.add(left, right, result)
+
+    def table_image(self) -> bytes:
+        """The merge table as bytes (`pair_ranks.restored` reads it back)."""
+        return self.table.image()
 
     def merge_pairs(self) -> list[tuple[int, int]]:
         """Each merge's (left, right), in rank order."""

@@ -1,0 +1,240 @@
+"""Tokenizer specs kept between processes, with the engine's merge table built from them, so that
+loading a large vocabulary a second time neither parses and checks its file nor builds its table.
+
+An entry is found by a digest of the file's bytes, the reader and its options, and what the spec
+and the table are made by (bpe-core's version, the code of the readers and of the table, the
+installed plugins): a file that changed, a new bpe-core or another plugin finds no entry and is
+read as usual. Each entry holds a SHA-256 of its name and content, checked before use; an entry
+that is unreadable, foreign or damaged is read again from the file and replaced, never trusted.
+An entry is written only once a tokenizer was built from its spec (so its ids fit together),
+atomically (a temporary file renamed); a folder that cannot be written is only not used, and the
+folder keeps at most MAX_ENTRIES, the least recently used going first.
+
+The folder is `BPE_CORE_CACHE` if set (empty: keep nothing), else `$XDG_CACHE_HOME/bpe-core` or
+`~/.cache/bpe-core`. Files smaller than MIN_SIZE are read every time: that is cheaper than a kept
+copy. An entry is a header line, a JSON document of the small fields, the id lists as
+little-endian 32-bit (ids, merges) and 64-bit (counts) arrays, and the table image
+(`Encoder.table_image`).
+"""
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+import time
+from array import array
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from bpe_core.config import ComponentConfig
+from bpe_core.errors import BpeError
+from bpe_core.plugins import registry
+from bpe_core.spec import IdLayout, PackedMerges, TokenizerSpec
+from bpe_core.version import VERSION
+
+MAGIC = b"bpe-core kept spec 1\n"
+MIN_SIZE = 1 << 18
+MAX_ENTRIES = 16
+PREFIX = "spec-"
+ABANDONED_AFTER = 3600  # seconds after which a temporary file is a killed writer's
+# the modules whose code makes a spec or a table image: a change to any of them makes new entries
+MAKERS = (
+    "bpe_core.formats.native",
+    "bpe_core.formats.hf",
+    "bpe_core.formats.tiktoken",
+    "bpe_core.formats.layout",
+    "bpe_core.spec",
+    "bpe_core.spec_cache",
+    "bpe_core.engine.encode.recover",
+    "bpe_core.engine.encode.pair_ranks",
+    "bpe_core.engine.tables",
+)
+Built = TypeVar("Built")
+# the arrays of an entry, in order: (name, typecode)
+ARRAYS = (("merges", "i"), ("merge_results", "i"), ("ids", "i"), ("merge_counts", "q"), ("token_usage", "q"))
+
+
+def cache_folder() -> Path | None:
+    """Where specs are kept (None: nowhere), as the module's docstring says."""
+    configured = os.environ.get("BPE_CORE_CACHE")
+    if configured is not None:
+        return Path(configured) if configured else None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "bpe-core"
+
+
+def kept_tokenizer(
+    content: bytes,
+    reader: str,
+    options: object,
+    read: Callable[[], TokenizerSpec],
+    build: Callable[[TokenizerSpec, bytes], Built],
+    table_image: Callable[[Built], bytes],
+) -> Built:
+    """`build(spec, b"")` of the spec `read()` makes of a file with these bytes (read by `reader`
+    with `options`), or `build(spec, image)` of the spec and merge table image an earlier process
+    kept of it: a spec is kept with `table_image` of the tokenizer built from it."""
+    path = _entry(content, reader, options)
+    if path is None:
+        return build(read(), b"")
+    try:
+        spec, image = _decoded(path.read_bytes(), path.name)
+        built = build(spec, image)
+    except (OSError, ValueError, KeyError, TypeError, BpeError):  # none kept, or not a whole one
+        pass
+    else:
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used
+        return built
+    spec = read()
+    built = build(spec, b"")
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        _keep(path, _encoded(spec, table_image(built), path.name))
+    return built
+
+
+def _entry(content: bytes, reader: str, options: object) -> Path | None:
+    """Where the spec of a file with these bytes is kept; None when none is (see the module docstring)."""
+    folder = cache_folder()
+    if folder is None or len(content) < MIN_SIZE or sys.byteorder != "little":
+        return None
+    key = _key(content, reader, options)
+    return None if key is None else folder / f"{PREFIX}{key}.bin"
+
+
+def _key(content: bytes, reader: str, options: object) -> str | None:
+    """The digest an entry is named by; None when a maker's code cannot be read."""
+    digest = hashlib.sha256(content)
+    digest.update(repr((reader, options, VERSION, sorted(registry().plugin_versions().items()))).encode())
+    for name in MAKERS:
+        found = importlib.util.find_spec(name)  # where its code is, without running it
+        module_file = found.origin if found is not None else None
+        if module_file is None:
+            return None
+        try:
+            digest.update(Path(module_file).read_bytes())
+        except OSError:
+            return None
+    return digest.hexdigest()
+
+
+def _encoded(spec: TokenizerSpec, image: bytes, name: str) -> bytes:
+    """An entry's bytes: header, a SHA-256 of its name and the rest (so an entry under another
+    name is refused as foreign), the rest."""
+    layout = spec.layout
+    small = {
+        "name": spec.name,
+        "pretokenizer": [spec.pretokenizer.name, spec.pretokenizer.options],
+        "normalizers": [[item.name, item.options] for item in spec.normalizers],
+        "special_tokens": list(spec.special_tokens),
+        "special_position": spec.special_position,
+        "padding": spec.padding,
+        "config": spec.config,
+        "provenance": spec.provenance,
+        "plugins": spec.plugins,
+        "has_results": spec.merge_results is not None,
+        "layout": None
+        if layout is None
+        else {
+            "special_ids": layout.special_ids,
+            "orphans": [[token, symbols] for token, symbols in layout.orphans.items()],
+            "whole_chunks": [[list(chunk), token] for chunk, token in layout.whole_chunks.items()],
+        },
+    }
+    lists: dict[str, list[int]] = {
+        "merges": []
+        if isinstance(spec.internal_merges, PackedMerges)
+        else [id for pair in spec.internal_merges for id in pair],
+        "merge_results": spec.merge_results or [],
+        "ids": layout.ids if layout is not None else [],
+        "merge_counts": spec.merge_counts,
+        "token_usage": spec.token_usage,
+    }
+    arrays = [array(typecode, lists[name]).tobytes() for name, typecode in ARRAYS]
+    if isinstance(spec.internal_merges, PackedMerges):
+        arrays[0] = spec.internal_merges.packed
+    head = json.dumps(small, ensure_ascii=False).encode() + b"\n"
+    arrays.append(image)
+    sizes = json.dumps([len(head), *map(len, arrays)]).encode() + b"\n"
+    rest = sizes + head + b"".join(arrays)
+    return MAGIC + hashlib.sha256(name.encode() + rest).digest() + rest
+
+
+def _decoded(entry: bytes, name: str) -> tuple[TokenizerSpec, bytes]:
+    """The spec and merge table image in the entry kept under `name`; a ValueError (or KeyError,
+    TypeError) when it is not a whole one, or another's."""
+    if not entry.startswith(MAGIC):
+        raise ValueError("not a kept spec")
+    digest = hashlib.sha256(name.encode())
+    digest.update(memoryview(entry)[len(MAGIC) + 32 :])
+    if digest.digest() != entry[len(MAGIC) : len(MAGIC) + 32]:
+        raise ValueError("damaged, or another's")
+    line_end = entry.index(b"\n", len(MAGIC) + 32)
+    sizes = json.loads(entry[len(MAGIC) + 32 : line_end])
+    offset = line_end + 1
+    small: dict[str, Any] = json.loads(entry[offset : offset + sizes[0]])
+    offset += sizes[0]
+    stored: dict[str, bytes] = {}
+    lists: dict[str, array[int]] = {}
+    for (name, typecode), size in zip(ARRAYS, sizes[1:-1], strict=True):
+        stored[name] = entry[offset : offset + size]
+        lists[name] = array(typecode, stored[name])
+        offset += size
+    image = entry[offset : offset + sizes[-1]]
+    offset += sizes[-1]
+    if offset != len(entry):
+        raise ValueError("damaged")
+    stored_layout = small["layout"]
+    layout = None
+    if stored_layout is not None:
+        layout = IdLayout(
+            lists["ids"].tolist(),
+            stored_layout["special_ids"],
+            {token: symbols for token, symbols in stored_layout["orphans"]},
+            {bytes(chunk): token for chunk, token in stored_layout["whole_chunks"]},
+        )
+    spec = TokenizerSpec(
+        name=small["name"],
+        pretokenizer=ComponentConfig(*small["pretokenizer"]),
+        internal_merges=PackedMerges(stored["merges"]),
+        normalizers=tuple(ComponentConfig(name, options) for name, options in small["normalizers"]),
+        merge_counts=lists["merge_counts"].tolist(),
+        merge_results=lists["merge_results"].tolist() if small["has_results"] else None,
+        token_usage=lists["token_usage"].tolist(),
+        special_tokens=tuple(small["special_tokens"]),
+        special_position=small["special_position"],
+        padding=small["padding"],
+        layout=layout,
+        config=small["config"],
+        provenance=small["provenance"],
+        plugins=small["plugins"],
+    )
+    return spec, image
+
+
+def _keep(path: Path, entry: bytes) -> None:
+    """Write an entry whole or not at all, then drop the least recently used beyond MAX_ENTRIES."""
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_bytes(entry)
+        os.replace(temporary, path)
+    finally:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+    entries = sorted(folder.glob(f"{PREFIX}*.bin"), key=_last_used, reverse=True)
+    # and what a killed writer left behind
+    abandoned = [item for item in folder.glob(f"{PREFIX}*.tmp") if _last_used(item) < time.time() - ABANDONED_AFTER]
+    for stale in entries[MAX_ENTRIES:] + abandoned:
+        with contextlib.suppress(OSError):
+            stale.unlink()
+
+
+def _last_used(path: Path) -> float:
+    with contextlib.suppress(OSError):
+        return path.stat().st_mtime
+    return 0.0
