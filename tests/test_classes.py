@@ -1,16 +1,18 @@
 """The text scanners' class table and case folds, kept between processes in the cache folder.
 
-A kept table must be exactly the table built from `regex` (a process reads it instead of building
-it); a damaged file is built again and repaired; with no usable folder nothing is kept and the
-tables are still right.
+A kept or shipped table must be exactly the table built from `regex` (a process reads it instead
+of building it); a damaged file is built again and repaired; with no usable folder nothing is kept
+and the tables are still right.
 """
 
 import hashlib
 import os
 import subprocess
 import sys
+import zlib
 
 import pytest
+import regex
 
 from bpe_text import classes
 
@@ -27,24 +29,53 @@ def digests_in_a_fresh_process(folder) -> str:
     ).stdout
 
 
-def test_a_later_process_reads_the_kept_tables_which_equal_the_tables_built_from_regex(tmp_path):
+@pytest.fixture
+def nothing_shipped(tmp_path, monkeypatch):
+    """No shipped tables: what is kept comes from the cache folder or is built."""
+    monkeypatch.setattr(classes, "SHIPPED", tmp_path / "shipped")
+
+
+def test_the_shipped_tables_are_the_tables_built_from_the_installed_regex():
+    for name, build in (("classes", classes.build_class_table), ("folds", classes.build_case_folds)):
+        shipped = classes.SHIPPED / classes.kept_file_name(name)
+        assert shipped.is_file(), f"no {name} table shipped for regex {regex.__version__}: run ship_tables"
+        stored = shipped.read_bytes()
+        assert zlib.decompress(stored[32:]) == build() and hashlib.sha256(build()).digest() == stored[:32]
+
+
+def test_a_first_process_reads_the_shipped_tables_and_keeps_nothing(tmp_path):
     built = classes.build_class_table()
-    folds = classes.case_folds.__wrapped__()
-    expected = f"{hashlib.sha256(built).hexdigest()} {sorted(folds.items())}\n"
+    folds = classes.build_case_folds()
+    expected = f"{hashlib.sha256(built).hexdigest()} {sorted(classes.case_folds().items())}\n"
+    assert len(folds) > 0
     assert digests_in_a_fresh_process(tmp_path) == expected
-    kept = sorted(tmp_path.iterdir())
-    assert [path.name.split("-")[0] for path in kept] == ["classes", "folds"]
-    written = {path: path.stat().st_mtime_ns for path in kept}
-    assert digests_in_a_fresh_process(tmp_path) == expected
-    assert {path: path.stat().st_mtime_ns for path in sorted(tmp_path.iterdir())} == written  # read, not rebuilt
-    assert folds[0x17F] == ord("s")  # the folds go beyond ASCII: under (?i) the long s is an s
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_later_process_reads_the_kept_tables_which_equal_the_tables_built_from_regex(
+    tmp_path, monkeypatch, nothing_shipped
+):
+    monkeypatch.setenv("BPE_CORE_CACHE", str(tmp_path / "cache"))
+    calls = []
+
+    def build() -> bytes:
+        calls.append(1)
+        return classes.build_class_table()
+
+    built = classes.kept("classes", build)
+    assert built == classes.build_class_table() and calls == [1]
+    (kept,) = (tmp_path / "cache").iterdir()
+    written = kept.stat().st_mtime_ns
+    assert classes.kept("classes", build) == built and calls == [1]  # read, not rebuilt
+    assert kept.stat().st_mtime_ns == written
+    assert classes.case_folds()[0x17F] == ord("s")  # the folds go beyond ASCII: under (?i) the long s is an s
 
 
 @pytest.mark.parametrize("damage", [b"", b"not a kept table", "truncate", "flip"])
-def test_a_damaged_kept_file_is_built_again_and_repaired(tmp_path, monkeypatch, damage):
+def test_a_damaged_kept_file_is_built_again_and_repaired(tmp_path, monkeypatch, damage, nothing_shipped):
     monkeypatch.setenv("BPE_CORE_CACHE", str(tmp_path))
     built = classes.kept("classes", classes.build_class_table)
-    (path,) = tmp_path.iterdir()
+    (path,) = [item for item in tmp_path.iterdir() if item.is_file()]
     good = path.read_bytes()
     if damage == "truncate":
         path.write_bytes(good[: len(good) // 2])
@@ -64,7 +95,7 @@ def test_a_damaged_kept_file_is_built_again_and_repaired(tmp_path, monkeypatch, 
     assert classes.kept("classes", build) == built and calls == [1]
 
 
-def test_without_a_usable_folder_nothing_is_kept_and_the_tables_are_still_built(tmp_path, monkeypatch):
+def test_without_a_usable_folder_nothing_is_kept_and_the_tables_are_still_built(tmp_path, monkeypatch, nothing_shipped):
     monkeypatch.setenv("BPE_CORE_CACHE", "")
     assert classes.cache_folder() is None
     assert classes.kept("classes", classes.build_class_table) == classes.build_class_table()

@@ -2,11 +2,14 @@
 so that a scanner and the pattern agree on every code point (including unassigned ones and
 surrogates).
 
-Building them asks `regex` about every code point, a noticeable part of a small training run, so
-they are built once per installed `regex` version and kept, compressed and with their checksum, in the user's
-cache folder: `BPE_CORE_CACHE` if set (empty: keep nothing), else `$XDG_CACHE_HOME/bpe-core` or
-`~/.cache/bpe-core`. A later process reads that small file instead. A kept file that is unreadable or
-does not match its checksum is built again, and a folder that cannot be written is only not used.
+Building them asks `regex` about every code point, a noticeable part of a small training run and
+most of a first tokenizer load, so they are built once per installed `regex` version and kept,
+compressed and with their checksum, in the user's cache folder: `BPE_CORE_CACHE` if set (empty:
+keep nothing), else `$XDG_CACHE_HOME/bpe-core` or `~/.cache/bpe-core`. A later process reads that
+small file instead. The package ships the files built with the `regex` it was released with
+(`tables/`, written by `ship_tables`), read when the installed `regex` is that one. A file that is
+unreadable or does not match its checksum is built again, and a folder that cannot be written is
+only not used.
 """
 
 import contextlib
@@ -30,6 +33,7 @@ CLASSES = (
     (LOWERISH, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
 )
 CONTRACTION_LETTERS = "sdmtlvre"
+SHIPPED = Path(__file__).parent / "tables"
 
 
 def every_code_point() -> str:
@@ -57,28 +61,59 @@ def kept(name: str, build: Callable[[], bytes]) -> bytes:
     """build(), or what an earlier process kept of it: the file's name holds a digest of what the
     tables are built from (the definitions here and the `regex` version), its content a sha256 of
     the bytes and the bytes compressed."""
-    recipe = repr((CLASSES, CONTRACTION_LETTERS, regex.__version__, name))
+    file_name = kept_file_name(name)
     folder = cache_folder()
-    path = folder / f"{name}-{hashlib.sha256(recipe.encode()).hexdigest()[:16]}.bin" if folder else None
-    if path is not None:
-        try:
-            stored = path.read_bytes()
-            data = zlib.decompress(stored[32:])
-            if hashlib.sha256(data).digest() == stored[:32]:
-                return data
-        except (OSError, zlib.error):
-            pass
+    path = folder / file_name if folder else None
+    for kept_path in (path, SHIPPED / file_name):
+        data = _read_kept(kept_path) if kept_path is not None else None
+        if data is not None:
+            return data
     data = build()
     if path is not None:
         temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_bytes(hashlib.sha256(data).digest() + zlib.compress(data))
+            temporary.write_bytes(_stored(data))
             os.replace(temporary, path)  # whole or not at all, whoever writes at the same time
         except OSError:
             with contextlib.suppress(OSError):  # a half-written file, if there is one
                 temporary.unlink()
     return data
+
+
+def kept_file_name(name: str) -> str:
+    """A kept file's name: a digest of what the table is built from (the definitions here and the
+    `regex` version)."""
+    recipe = repr((CLASSES, CONTRACTION_LETTERS, regex.__version__, name))
+    return f"{name}-{hashlib.sha256(recipe.encode()).hexdigest()[:16]}.bin"
+
+
+def _stored(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest() + zlib.compress(data)
+
+
+def _read_kept(path: Path) -> bytes | None:
+    """A kept file's table, or None when it is missing, unreadable or damaged."""
+    try:
+        stored = path.read_bytes()
+        data = zlib.decompress(stored[32:])
+    except (OSError, zlib.error):
+        return None
+    return data if hashlib.sha256(data).digest() == stored[:32] else None
+
+
+def ship_tables(folder: Path) -> list[Path]:
+    """Write the tables built with the installed `regex` into `folder` (the source tree's
+    `plugins/bpe_text/tables`, when `regex` is upgraded), replacing those of other versions."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.bin"):
+        old.unlink()
+    written = []
+    for name, build in (("classes", build_class_table), ("folds", build_case_folds)):
+        path = folder / kept_file_name(name)
+        path.write_bytes(_stored(build()))
+        written.append(path)
+    return written
 
 
 @cache
