@@ -7,7 +7,6 @@ tokenizer's `encode` and `encode_ordinary`.
 """
 
 import itertools
-import multiprocessing
 import weakref
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -19,7 +18,7 @@ from bpe_core.contract import PacksChunks
 from bpe_core.engine import Encoder
 from bpe_core.errors import BpeError
 from bpe_core.packing import encode_documents
-from bpe_core.runners.local import WorkerPool, default_workers
+from bpe_core.runners.local import WorkerPool, default_workers, fork_available
 from bpe_core.specials import Specials, allowed_specials
 
 FEW_DOCUMENTS = 64  # a batch of this many documents or fewer is encoded in this process alone
@@ -84,7 +83,7 @@ class BatchEncoder:
         weights = [len(document) if isinstance(document, str) else 1 for document in documents]
         if self.byte_level:  # text: as many workers as it keeps busy
             workers = min(workers, sum(weights) // MIN_CHARACTERS_PER_WORKER)
-        if workers <= 1 or len(documents) <= FEW_DOCUMENTS or "fork" not in multiprocessing.get_all_start_methods():
+        if workers <= 1 or len(documents) <= FEW_DOCUMENTS or not fork_available():
             if allowed is None or not any(allowed):  # no document holds a special token of its own
                 if self.encode_ordinary_strings is not None and all(isinstance(item, str) for item in documents):
                     return self.encode_strings(documents, weights)

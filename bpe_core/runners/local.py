@@ -3,21 +3,23 @@
 The function is handed to the workers by fork (it is never pickled, so closures over a tokenizer
 are fine); only items and results cross process boundaries. At most a few items per worker are
 in flight, so a corpus of any size streams through in constant memory. This module knows nothing
-about tokenizers.
+about tokenizers. multiprocessing and concurrent.futures are imported when work is about to be
+forked, not before: a short command (one line to encode) forks nothing and need not pay for them.
 """
 
 import array
 import bisect
 import itertools
-import multiprocessing
 import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+    from multiprocessing.context import ForkContext
 
 Result = TypeVar("Result")
 
@@ -30,6 +32,19 @@ BATCH_WEIGHT = 1 << 16
 def default_workers() -> int:
     """The cores this process may use."""
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def fork_available() -> bool:
+    """Whether this platform starts processes by fork (the workers here are forked)."""
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def fork_context() -> "ForkContext":
+    import multiprocessing
+
+    return multiprocessing.get_context("fork")
 
 
 def _call(item: Any) -> Any:
@@ -61,7 +76,7 @@ def ordered_map(
         return
     iterator = iter(items)
     head = [item for _, item in zip(range(2), iterator)]
-    if workers <= 1 or len(head) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if workers <= 1 or len(head) < 2 or not fork_available():
         for item in head:
             yield function(item)
         for item in iterator:
@@ -72,7 +87,9 @@ def ordered_map(
     _worker_function = function  # inherited by the forked workers
     # an executor, not multiprocessing.Pool: a Pool waits forever for the item of a worker that died
     # (out of memory, killed); an executor reports it
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(workers, mp_context=fork_context())
     finished = False
     try:
         pending: deque[Future[Result]] = deque()
@@ -108,6 +125,8 @@ def _batches(items: Iterable[Any], weight: Callable[[Any], int]) -> Iterator[lis
 
 
 def _result(future: "Future[Result]") -> Result:
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         return future.result()
     except BrokenProcessPool:
@@ -137,14 +156,16 @@ def shared_map(
     for item in itertools.islice(iterator, 1):
         yield local(item)
     head = list(itertools.islice(iterator, 1))
-    if workers <= 1 or not head or "fork" not in multiprocessing.get_all_start_methods():
+    if workers <= 1 or not head or not fork_available():
         for item in itertools.chain(head, iterator):
             yield local(item)
         return
     if _worker_function is not None:
         raise RuntimeError("shared_map does not nest")
     _worker_function = function
-    pool = ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork"))
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(workers - 1, mp_context=fork_context())
     finished = False
     try:
         pending: deque[Future[Result]] = deque()
@@ -177,7 +198,7 @@ def claimed_map(
     way, and no pool thread competes with the work for the interpreter lock (an executor's did,
     and kept its worker waiting for items half the time). `function` returns the size of the work
     done, summed across processes into `progress` as this process goes."""
-    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    context = fork_context() if fork_available() else None
     if workers <= 1 or len(items) < 2 or context is None:
         for item in items:
             size = function(item)
@@ -304,7 +325,7 @@ class WorkerPool:
         """`int_lists`: the function returns lists of ints, which then travel back as arrays."""
         self.workers = workers
         self.int_lists = int_lists
-        context = multiprocessing.get_context("fork")
+        context = fork_context()
         self.connections: list[Any] = []
         self.processes: list[Any] = []
         for _ in range(max(1, workers - 1)):
