@@ -12,6 +12,7 @@ generated from a small tokenizer trained on a slice of the Python documentation.
 import base64
 import gzip
 import json
+from array import array
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,22 @@ def edited_json(name: str, edit: Callable[[Any], None]) -> Callable[[Path, dict[
 
 def with_layout(data: dict[str, Any], ids: list[int], special_ids: dict[str, int]) -> None:
     data["ids"], data["special_ids"] = ids, special_ids
+
+
+def with_merge(index: int, pair: list[Any]) -> Callable[[Any], None]:
+    """The file's merges as version 1 wrote them (a list of pairs), merge `index` replaced."""
+
+    def edit(data: Any) -> None:
+        ids = array("i", base64.b64decode(data["merges"])).tolist()
+        data["merges"] = [ids[position : position + 2] for position in range(0, len(ids), 2)]
+        data["merges"][index] = pair
+
+    return edit
+
+
+def packed(ids: list[int]) -> str:
+    """Ids as a tokenizer file packs them (base64 of little-endian 32-bit integers)."""
+    return base64.b64encode(array("i", ids).tobytes()).decode("ascii")
 
 
 def set_path(keys: list[Any], value: Any) -> Callable[[Any], None]:
@@ -228,17 +245,27 @@ FILE_CASES: dict[str, tuple[Callable[[Path, dict[str, bytes]], None], list[str]]
         ["ids[298]", "orphans[298]"],
     ),
     "file-version-negative": (edited_json("small.json", set_path(["version"], -7)), ["version", "-7"]),
-    "file-float-in-merge": (
-        edited_json("small.json", lambda data: data["merges"].__setitem__(0, [101.5, 32])),
-        ["merges[0]", "101.5"],
-    ),
-    "file-bool-in-merge": (
-        edited_json("small.json", lambda data: data["merges"].__setitem__(0, [True, 32])),
-        ["merges[0]"],
-    ),
+    "file-float-in-merge": (edited_json("small.json", with_merge(0, [101.5, 32])), ["merges[0]", "101.5"]),
+    "file-bool-in-merge": (edited_json("small.json", with_merge(0, [True, 32])), ["merges[0]"]),
     "file-merges-not-a-list": (
         edited_json("small.json", set_path(["merges"], {"a": 1})),
-        ["merges", "expected a list"],
+        ["merges", "expected a pair of token ids", "packed form"],
+    ),
+    "file-merges-packed-not-base64": (
+        edited_json("small.json", set_path(["merges"], "not base64 at all!")),
+        ["merges", "not valid base64"],
+    ),
+    "file-merges-packed-half-a-merge": (
+        edited_json("small.json", set_path(["merges"], packed([101, 32, 256]))),
+        ["merges", "12 bytes", "8-byte"],
+    ),
+    "file-merges-packed-negative-id": (
+        edited_json("small.json", set_path(["merges"], packed([101, 32, -5, 256]))),
+        ["merges", "-5", "negative"],
+    ),
+    "file-ids-packed-below-minus-one": (
+        edited_json("small.json", lambda data: with_layout(data, packed([-2, *REGULAR[1:]]), {})),
+        ["ids", "-2", "out of range"],
     ),
     "file-whole-chunk-to-unknown-id": (
         edited_json("small.json", set_path(["whole_chunks"], [[[104, 105], 5000]])),

@@ -7,15 +7,18 @@ token's string is an error unless allowed; untrusted text (encode_ordinary) neve
 special id.
 """
 
+import base64
 import gc
 import hashlib
 import importlib.metadata
 import json
 import re
+from array import array
 from pathlib import Path
 
 import pytest
 import regex
+from helpers.interop import published_vocabulary_path
 from helpers.outputs import stray_temporary_files
 from helpers.patterns import GPT2_PATTERN
 from helpers.processes import child_processes, wait_until_gone
@@ -241,7 +244,7 @@ def test_tokenizer_file_holds_everything_needed_and_the_provenance(
     tokenizer.save(path)
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["format"] == "bpe-core"
-    assert data["version"] == 1
+    assert data["version"] == 2
     assert data["config"]["trainer"]["vocab_size"] == VOCAB
     assert data["config"]["special_tokens"] == {"tokens": SPECIALS, "position": "end"}
     assert data["config"]["pretokenizer"]["name"] == "gpt2"
@@ -249,7 +252,8 @@ def test_tokenizer_file_holds_everything_needed_and_the_provenance(
     assert data["plugins"] == {"text": importlib.metadata.version("bpe-core")}
     byte_of = gpt2_byte_characters()
     assert [byte_of[label] for label in data["alphabet"]] == list(range(256))
-    assert [tuple(pair) for pair in data["merges"]] == tokenizer.merges
+    packed = array("i", base64.b64decode(data["merges"])).tolist()  # little-endian 32-bit ids, two per merge
+    assert list(zip(packed[0::2], packed[1::2])) == tokenizer.merges
     assert data["special_tokens"] == {"tokens": SPECIALS, "position": "end"}
 
     provenance = data["provenance"]
@@ -367,9 +371,24 @@ def test_load_of_binary_garbage_is_an_error_naming_it(tmp_path: Path) -> None:
 def test_load_of_a_newer_format_version_says_to_upgrade(tokenizer: bpe_core.Tokenizer, tmp_path: Path) -> None:
     tokenizer.save(tmp_path / "tok.json")
     data = json.loads((tmp_path / "tok.json").read_text(encoding="utf-8"))
-    (tmp_path / "tok.json").write_text(json.dumps({**data, "version": 2}), encoding="utf-8")
-    with pytest.raises(BpeError, match="version 2.*upgrade"):
+    (tmp_path / "tok.json").write_text(json.dumps({**data, "version": 3}), encoding="utf-8")
+    with pytest.raises(BpeError, match="version 3.*upgrade"):
         bpe_core.load(tmp_path / "tok.json")
+
+
+def test_a_version_1_file_with_lists_of_ids_loads_as_the_same_tokenizer(tmp_path: Path, docs_text: str) -> None:
+    """Version 1 wrote the merges as [left, right] lists and an import's ids as a list; version 2
+    packs both. o200k_base, the published file, as both versions."""
+    imported = bpe_core.from_tiktoken(published_vocabulary_path("o200k"))
+    imported.save(tmp_path / "o200k.json")
+    data = json.loads((tmp_path / "o200k.json").read_text(encoding="utf-8"))
+    merges = array("i", base64.b64decode(data["merges"])).tolist()
+    ids = array("i", base64.b64decode(data["ids"])).tolist()
+    old = {**data, "version": 1, "merges": [merges[at : at + 2] for at in range(0, len(merges), 2)], "ids": ids}
+    (tmp_path / "o200k-v1.json").write_text(json.dumps(old), encoding="utf-8")
+    reloaded = bpe_core.load(tmp_path / "o200k-v1.json")
+    sample = docs_text[:100_000]
+    assert reloaded.spec == imported.spec and reloaded.encode(sample) == imported.encode(sample)
 
 
 def test_load_of_a_missing_file_is_an_error_naming_it(tmp_path: Path) -> None:
