@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
-    from multiprocessing.context import ForkContext
 
 Result = TypeVar("Result")
 
@@ -39,12 +38,6 @@ def fork_available() -> bool:
     import multiprocessing
 
     return "fork" in multiprocessing.get_all_start_methods()
-
-
-def fork_context() -> "ForkContext":
-    import multiprocessing
-
-    return multiprocessing.get_context("fork")
 
 
 def _call(item: Any) -> Any:
@@ -87,9 +80,10 @@ def ordered_map(
     _worker_function = function  # inherited by the forked workers
     # an executor, not multiprocessing.Pool: a Pool waits forever for the item of a worker that died
     # (out of memory, killed); an executor reports it
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(workers, mp_context=fork_context())
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
     finished = False
     try:
         pending: deque[Future[Result]] = deque()
@@ -163,9 +157,10 @@ def shared_map(
     if _worker_function is not None:
         raise RuntimeError("shared_map does not nest")
     _worker_function = function
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(workers - 1, mp_context=fork_context())
+    pool = ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork"))
     finished = False
     try:
         pending: deque[Future[Result]] = deque()
@@ -198,7 +193,9 @@ def claimed_map(
     way, and no pool thread competes with the work for the interpreter lock (an executor's did,
     and kept its worker waiting for items half the time). `function` returns the size of the work
     done, summed across processes into `progress` as this process goes."""
-    context = fork_context() if fork_available() else None
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork") if fork_available() else None
     if workers <= 1 or len(items) < 2 or context is None:
         for item in items:
             size = function(item)
@@ -325,7 +322,9 @@ class WorkerPool:
         """`int_lists`: the function returns lists of ints, which then travel back as arrays."""
         self.workers = workers
         self.int_lists = int_lists
-        context = fork_context()
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork")
         self.connections: list[Any] = []
         self.processes: list[Any] = []
         for _ in range(max(1, workers - 1)):
