@@ -18,6 +18,7 @@ import gzip
 import hashlib
 import os
 import zlib
+from array import array
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -28,7 +29,7 @@ from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, make_directory
 from bpe_core.formats.layout import MAX_ID
 from bpe_core.plugins import registry
-from bpe_core.spec import IdLayout, TokenizerSpec, TokenizerView
+from bpe_core.spec import IdLayout, PackedMerges, TokenizerSpec, TokenizerView
 from bpe_core.strands import refuse_mirrored_overlaps
 
 NAMED_PATTERNS = ("gpt2", "cl100k", "o200k")
@@ -205,16 +206,22 @@ def spec_from_content(
     clash = sorted(set(specials.values()) & set(ranks.values()))
     if clash:
         raise BpeError(f"special token id {clash[0]} is also the rank of a regular token in {path}")
-    merges: list[tuple[int, int]] = []
+    longer = [(token, rank) for token, rank in sorted(ranks.items(), key=itemgetter(1)) if len(token) > 1]
+    recovered = array("i", recover_merges([token for token, _ in longer]))  # little-endian: a pair per token
     ids = [ranks[bytes([byte])] for byte in range(256)]
     orphans: dict[int, list[int]] = {}
-    longer = [(token, rank) for token, rank in sorted(ranks.items(), key=itemgetter(1)) if len(token) > 1]
-    for (token, rank), pair in zip(longer, recover_merges([token for token, _ in longer])):
-        if pair[0] >= 0:
-            merges.append(pair)
-            ids.append(rank)
-        else:
-            orphans[rank] = list(token)
+    if min(recovered, default=0) >= 0:  # every token has its merge
+        merges = PackedMerges(recovered.tobytes())
+        ids.extend(rank for _, rank in longer)
+    else:
+        kept = array("i")
+        for index, (token, rank) in enumerate(longer):
+            if recovered[2 * index] >= 0:
+                kept.extend(recovered[2 * index : 2 * index + 2])
+                ids.append(rank)
+            else:
+                orphans[rank] = list(token)
+        merges = PackedMerges(kept.tobytes())
     name = os.path.basename(path).split(".")[0]
     pretokenizer = pretokenizer_for(pattern)
     return TokenizerSpec(
