@@ -60,7 +60,7 @@ demo: $(VENV)/.runtime
 	$(BIN)/bpe demo
 
 # every section of docs/benchmarks.md, each script with its defaults, on the code just installed;
-# about 45 minutes on 2 idle cores (a run on a busy machine is run again: longer when busy)
+# about 50 minutes on 2 idle cores (a run on a busy machine is run again: longer when busy)
 bench: install
 	$(REQUIREMENTS) bench > $(VENV)/requirements-bench.txt
 	$(BIN)/python -m pip install --quiet -r $(VENV)/requirements-bench.txt
