@@ -12,7 +12,7 @@ read files.
 from collections.abc import Sequence
 
 from bpe_core.contract import MirrorsSymbols, Pretokenizer, mirrored_overlaps
-from bpe_core.engine import Encoder, mirror_tokens, restored_table
+from bpe_core.engine import Encoder, mirror_tokens
 from bpe_core.errors import BpeError
 from bpe_core.spec import PackedMerges
 
@@ -49,12 +49,8 @@ def make_encoder(
     mirrored overlap resolution when the pretokenizer asks for it. Packed merges reach the engine
     as they are; `table_image` (`Encoder.table_image` of an encoder for the same merges) is their
     table, read instead of built (a ValueError if it is not a whole one)."""
-    if table_image:
-        encoder = Encoder(alphabet_size, restored_table(table_image))
-    elif isinstance(merges, PackedMerges):
-        encoder = Encoder(alphabet_size, merges.packed, results=results)
-    else:
-        encoder = Encoder(alphabet_size, list(merges), results=results)
+    packed = merges.packed if isinstance(merges, PackedMerges) else list(merges)
+    encoder = Encoder(alphabet_size, packed, results=results, index_image=table_image)
     asked = mirrored_overlaps(pretokenizer)
     if asked is None:
         return encoder

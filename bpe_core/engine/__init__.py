@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from bpe_core.engine.alphabet import Alphabet
 from bpe_core.engine.decoder import Decoder, join_packed_pieces, join_pieces
 from bpe_core.engine.encode.encoder import Encoder
-from bpe_core.engine.encode.pair_ranks import restored as restored_table
 from bpe_core.engine.encode.recover import recover_merges
 from bpe_core.engine.encode.unit_sides import CONTINUES, PLAIN, STARTS
 from bpe_core.engine.tables import END_WIDTH, MAX_PACKED
@@ -93,6 +92,5 @@ __all__ = [
     "join_pieces",
     "mirror_tokens",
     "recover_merges",
-    "restored_table",
     "train",
 ]

@@ -65,22 +65,21 @@ class Encoder:
     def __init__(
         self,
         alphabet_size: int,
-        merges: list[tuple[int, int]] | bytes | PairRanks,
+        merges: list[tuple[int, int]] | bytes,
         cache_size: int = DEFAULT_CACHE_SIZE,
         results: list[int] | None = None,
+        index_image: bytes = b"",
     ) -> None:
-        """`merges`: (left, right) pairs, the same packed as little-endian 32-bit ids, two per
-        merge (no Python object per merge), or their table built already (`pair_ranks.restored`;
-        `results` then unused). `results[r]`: the id merge r makes, when it is an existing token
-        rather than the next new id (Hugging Face reuses the id when a merge makes a string it
-        already has). A pair listed twice keeps its first rank."""
+        """`merges`: (left, right) pairs, or the same packed as little-endian 32-bit ids, two per
+        merge (no Python object per merge). `results[r]`: the id merge r makes, when it is an
+        existing token rather than the next new id (Hugging Face reuses the id when a merge makes
+        a string it already has). A pair listed twice keeps its first rank. `index_image`:
+        `table_image()` of an encoder of the same merges, read instead of building the pair index
+        (a ValueError if it is not a whole one)."""
         self.alphabet_size = alphabet_size
         self.token_count = 0
-        if isinstance(merges, PairRanks):
-            self._set_up(merges, cache_size)
-            return
         count: i64 = len(merges) if isinstance(merges, list) else len(merges) // (2 * PACKED_ID)
-        table = PairRanks(alphabet_size, count)
+        table = PairRanks(alphabet_size, count, index_image)
         self.table = table
         for rank in range(count):
             if isinstance(merges, list):
@@ -90,19 +89,6 @@ class Encoder:
                 first = 2 * PACKED_ID * rank
                 left_id = i64(read_i32_le(merges, first))
                 self._add(rank, left_id, i64(read_i32_le(merges, first + PACKED_ID)), results)
-        self._set_up(table, cache_size)
-
-    def _set_up(self, table: PairRanks, cache_size: int) -> None:
-        """Take the table; its merges that make new ids are the tokens."""
-        if table.alphabet_size != self.alphabet_size:
-            raise ValueError(
-                f"a merge table over {table.alphabet_size} symbols for an alphabet of {self.alphabet_size}"
-            )
-        self.table = table
-        self.token_count = 0
-        for rank in range(table.size()):
-            if table.results[rank] == self.alphabet_size + self.token_count:
-                self.token_count += 1
         self.kernel = MergeKernel(self.table)
         self.buckets = None
         self.units = None
@@ -125,8 +111,8 @@ class Encoder:
         self.table.add(left, right, result)
 
     def table_image(self) -> bytes:
-        """The merge table as bytes (`pair_ranks.restored` reads it back)."""
-        return self.table.image()
+        """The merge table's pair index as bytes, for an encoder of the same merges to start from."""
+        return self.table.index_image()
 
     def merge_pairs(self) -> list[tuple[int, int]]:
         """Each merge's (left, right), in rank order."""

@@ -6,8 +6,9 @@ listed twice keeps its first rank. Pairs of ids below 256 (every pair of a byte-
 first pass) are read from a 65,536-entry table; other pairs from the engine's integer table, after
 a filter of one bit per hash bucket: most lookups there find no merge, and the filter, a small
 fraction of the table's size, answers them without a cache miss in its megabytes. Merges may be
-added one at a time (`add`), as `recover_merges` finds them. `image` writes a whole table as bytes
-and `restored` reads it back, in one sequential pass instead of a probe per merge.
+added one at a time (`add`), as `recover_merges` finds them. `index_image` writes the integer
+table's slots as bytes; a table given them back reads them in one sequential pass instead of a
+probe per merge, and takes the merges' other tables from the merges.
 """
 
 from typing import Final, final
@@ -55,8 +56,11 @@ class PairRanks:
     # bit (mix(key) & filter_mask) is set if `ranks` holds a key with that hash
     filter: vec[i64]
     filter_mask: i64
+    index_given: bool  # `ranks` was read from an image: `add` does not probe it
 
-    def __init__(self, alphabet_size: i64, capacity: i64) -> None:
+    def __init__(self, alphabet_size: i64, capacity: i64, index_image: bytes = b"") -> None:
+        """`index_image`: what `index_image` gave for a table of the same merges, which are then
+        added (all of them, in order) without probing it; a ValueError if it is not a whole one."""
         if capacity >= MAX_MERGES:
             raise ValueError(f"{capacity} merges are more than 32-bit token ids allow")
         self.alphabet_size = alphabet_size
@@ -68,7 +72,10 @@ class PairRanks:
         self.results = vec[i64]([0] * capacity)
         self.fresh = True
         self.byte_ranks = vec[i32]([NO_BYTE_RANK] * BYTE_PAIRS)
-        self.ranks = IntTable(expected=capacity)
+        self.ranks = IntTable(expected=0 if index_image else capacity)
+        self.index_given = len(index_image) > 0
+        if self.index_given:
+            self._restore_index(index_image)
         filter_bits: i64 = 64
         while filter_bits < FILTER_BITS_PER_PAIR * capacity:
             filter_bits *= 2
@@ -90,7 +97,9 @@ class PairRanks:
                 self.byte_ranks[left * 256 + right] = i32(rank)
         else:
             key = left * self.id_bound + right
-            if self.ranks.get(key) == MISSING:
+            if self.index_given:
+                self._filter_in(key)
+            elif self.ranks.get(key) == MISSING:
                 self.ranks.put(key, rank)
                 self._filter_in(key)
         self.left[rank] = left
@@ -144,68 +153,27 @@ class PairRanks:
         the garbage collector never visits)."""
         return [(int(self.left[rank]), int(self.right[rank])) for rank in range(self.count)]
 
-    def image(self) -> bytes:
-        """The table as bytes, for `restored` (a cache keeps it beside the merges)."""
+    def index_image(self) -> bytes:
+        """The integer table's slots as bytes, for a table of the same merges to start from."""
         out = BytesWriter()
-        for value in (IMAGE_MAGIC, self.alphabet_size, self.capacity, self.count, i64(self.fresh), self.filter_mask):
+        slots = self.ranks.slots
+        for value in (IMAGE_MAGIC, self.capacity, self.ranks.count, self.ranks.mask, len(slots)):
             write_i64_le(out, value)
-        write_i64_le(out, self.ranks.count)
-        write_i64_le(out, self.ranks.mask)
-        for values in (self.left, self.right, self.results, self.filter, self.ranks.slots):
-            write_i64_le(out, len(values))
-            for index in range(len(values)):
-                write_i64_le(out, values[index])
-        write_i64_le(out, len(self.byte_ranks))
-        for index in range(len(self.byte_ranks)):
-            write_i64_le(out, i64(self.byte_ranks[index]))
+        for index in range(len(slots)):
+            write_i64_le(out, slots[index])
         return out.getvalue()
 
-
-def restored(data: bytes) -> PairRanks:
-    """The table `image` wrote; a ValueError when `data` is not a whole image."""
-    if len(data) < 64 or read_i64_le(data, 0) != IMAGE_MAGIC:
-        raise ValueError("not a merge table image")
-    table = PairRanks(read_i64_le(data, 8), 0)
-    table.capacity = read_i64_le(data, 16)
-    table.id_bound = table.alphabet_size + table.capacity + 1
-    table.count = read_i64_le(data, 24)
-    table.fresh = read_i64_le(data, 32) != 0
-    table.filter_mask = read_i64_le(data, 40)
-    table.ranks.count = read_i64_le(data, 48)
-    table.ranks.mask = read_i64_le(data, 56)
-    offset: i64 = 64
-    vecs: list[vec[i64]] = []
-    for _kind in range(6):
-        if offset + 8 > len(data):
-            raise ValueError("a truncated merge table image")
-        size = read_i64_le(data, offset)
-        offset += 8
-        if size < 0 or offset + 8 * size > len(data):
-            raise ValueError("a truncated merge table image")
-        values = vec[i64](capacity=size)
+    def _restore_index(self, data: bytes) -> None:
+        if len(data) < 40 or read_i64_le(data, 0) != IMAGE_MAGIC or read_i64_le(data, 8) != self.capacity:
+            raise ValueError("not an index image of a table of these merges")
+        count = read_i64_le(data, 16)
+        mask = read_i64_le(data, 24)
+        size = read_i64_le(data, 32)
+        if mask < 0 or size != 2 * (mask + 1) or len(data) != 40 + 8 * size or not 0 <= count <= self.capacity:
+            raise ValueError("a damaged index image")
+        slots = vec[i64](capacity=size)
         for index in range(size):
-            values = append(values, read_i64_le(data, offset + 8 * index))
-        offset += 8 * size
-        vecs.append(values)
-    capacity = table.capacity
-    if (
-        offset != len(data)
-        or not 0 <= table.count <= capacity
-        or len(vecs[0]) != capacity
-        or len(vecs[1]) != capacity
-        or len(vecs[2]) != capacity
-        or 64 * len(vecs[3]) != table.filter_mask + 1
-        or len(vecs[4]) != 2 * (table.ranks.mask + 1)
-        or len(vecs[5]) != BYTE_PAIRS
-    ):
-        raise ValueError("a damaged merge table image")
-    table.left = vecs[0]
-    table.right = vecs[1]
-    table.results = vecs[2]
-    table.filter = vecs[3]
-    table.ranks.slots = vecs[4]
-    byte_ranks = vec[i32](capacity=BYTE_PAIRS)
-    for index in range(BYTE_PAIRS):
-        byte_ranks = append(byte_ranks, i32(vecs[5][index]))
-    table.byte_ranks = byte_ranks
-    return table
+            slots = append(slots, read_i64_le(data, 40 + 8 * index))
+        self.ranks.slots = slots
+        self.ranks.mask = mask
+        self.ranks.count = count
