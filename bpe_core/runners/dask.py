@@ -18,7 +18,6 @@ dask.distributed is optional (`pip install "bpe-core[dask]"`) and imported only 
 import contextlib
 import hashlib
 import json
-import logging
 import os
 import sys
 from collections import Counter
@@ -75,6 +74,8 @@ def connect(runner: RunnerConfig, progress: bool | None) -> Iterator[Any]:
         with client:
             yield client
         return
+    import logging  # imported on use: it is only the local cluster's log level
+
     workers = runner.workers or default_workers()
     with (
         distributed.LocalCluster(
