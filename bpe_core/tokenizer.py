@@ -272,7 +272,7 @@ class Tokenizer:
             if errors == "roundtrip":
                 return self.decoder.decode(data, self.alphabet)
             return self._decode_utf8(ids, data, errors)
-        if not self._special_by_id:
+        if not self._special_by_id or self._special_by_id.keys().isdisjoint(ids):
             return self.decoder.decode(self._symbols(ids), self.alphabet)
         if not self._decodes_to_text:
             # a file (MIDI): special tokens (BOS, PAD) mark the sequence, not the music

@@ -7,7 +7,9 @@ reads become FASTA records too.
 
 import gzip
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from itertools import chain, groupby, repeat
+from operator import getitem
 from typing import IO, Any
 
 from bpe_core.contract import check_options
@@ -57,8 +59,10 @@ class NucleotideDecoder(_FastaWriter):
     def __init__(self, options: dict[str, Any]) -> None:
         check_options("decoder", self.name, options, ())
 
-    def decode(self, symbols: list[int], alphabet: list[str]) -> str:
-        return "".join(alphabet[symbol] for symbol in symbols)
+    def decode(self, symbols: Sequence[int], alphabet: list[str]) -> str:
+        # each label is one ASCII letter, so one byte-to-byte translation spells the sequence
+        letters = "".join(alphabet).encode("ascii").ljust(256, b"?")
+        return bytes(symbols).translate(letters).decode("ascii")
 
 
 class KmerDecoder(_FastaWriter):
@@ -72,19 +76,26 @@ class KmerDecoder(_FastaWriter):
         self.k = int(options.get("k", 6))
         self.stride = int(options.get("stride", self.k))
         self.padded = bool(options.get("padded", False))
+        self.alphabet: list[str] = []
+        self.tables: tuple[list[bool], list[str], list[str]] = ([], [], [])
 
-    def decode(self, symbols: list[int], alphabet: list[str]) -> str:
-        k = self.k
-        stride = self.stride
+    def decode(self, symbols: Sequence[int], alphabet: list[str]) -> str:
+        is_kmer, letters, added = self._tables(alphabet)
         pieces: list[str] = []
-        in_kmers = False
-        for symbol in symbols:
-            label = alphabet[symbol]
-            tail = self.padded and len(label) == k and "N" in label
-            if len(label) == k and not tail:
-                pieces.append(label[k - stride :] if in_kmers else label)
-                in_kmers = True
-            else:
-                pieces.append(label.rstrip("N") if tail else label)
-                in_kmers = False
+        for in_kmers, run in groupby(symbols, is_kmer.__getitem__):
+            # a run of k-mers: the first gives all its letters, each later one the letters it adds
+            spellings = chain([letters], repeat(added if in_kmers else letters))
+            pieces.extend(map(getitem, spellings, run))
         return "".join(pieces)
+
+    def _tables(self, alphabet: list[str]) -> tuple[list[bool], list[str], list[str]]:
+        """Per symbol, made once per alphabet: whether it is a k-mer (an N-padded tail is not),
+        its letters, and the letters it adds after another k-mer (its last `stride`)."""
+        if alphabet is not self.alphabet:
+            k = self.k
+            tails = [self.padded and len(label) == k and "N" in label for label in alphabet]
+            is_kmer = [len(label) == k and not tail for label, tail in zip(alphabet, tails)]
+            letters = [label.rstrip("N") if tail else label for label, tail in zip(alphabet, tails)]
+            self.tables = (is_kmer, letters, [label[k - self.stride :] for label in alphabet])
+            self.alphabet = alphabet
+        return self.tables
