@@ -10,6 +10,7 @@ needs Program, NoteOn, Velocity, then a Duration or, later, Program and NoteOff 
 """
 
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 from bpe_core.contract import check_options
@@ -32,11 +33,13 @@ class MidiDecoder:
         self.grammar = options.get("grammar", "remi")
         if self.grammar not in ("remi", "tsd", "midilike"):
             raise BpeError(f"decoder.grammar: {self.grammar!r} is not allowed; allowed: remi, tsd, midilike")
+        self.alphabet: list[str] = []
+        self.events: list[tuple[str, str, int]] = []
 
-    def decode(self, symbols: list[int], alphabet: list[str]) -> Any:
+    def decode(self, symbols: Sequence[int], alphabet: list[str]) -> Any:
         return self._midi_file(*self.music(symbols, alphabet))
 
-    def music(self, symbols: list[int], alphabet: list[str]) -> Music:
+    def music(self, symbols: Sequence[int], alphabet: list[str]) -> Music:
         """What `decode` writes to the file: tempo changes (grid step, microseconds per beat), time
         signatures (step, numerator, denominator) and notes (program, pitch, velocity, start step,
         steps); the same for every grammar's events of one song, in their grammar's order."""
@@ -44,7 +47,16 @@ class MidiDecoder:
             return self._remi_music(symbols, alphabet)
         return self._timed_music(symbols, alphabet)
 
-    def _timed_music(self, symbols: list[int], alphabet: list[str]) -> Music:
+    def _events(self, alphabet: list[str]) -> list[tuple[str, str, int]]:
+        """Each symbol's event, parsed once per alphabet: its kind, its value, and the value as
+        a number (0 when it is not one: a time signature's 3/4, a program's drums)."""
+        if alphabet is not self.alphabet:
+            parts = [label.partition("_") for label in alphabet]
+            self.events = [(kind, value, int(value) if value.isdigit() else 0) for kind, _, value in parts]
+            self.alphabet = alphabet
+        return self.events
+
+    def _timed_music(self, symbols: Sequence[int], alphabet: list[str]) -> Music:
         """TSD and MIDILike: time moves only by TimeShift; a NoteOff ends the oldest sounding
         note of its program and pitch (first in, first out)."""
         step = 0
@@ -56,47 +68,48 @@ class MidiDecoder:
         pitch: int | None = None
         velocity: int | None = None
         opened: tuple[str, int] | None = None  # the MIDILike note just opened, which a Duration ends
+        events = self._events(alphabet)
         for symbol in symbols:
-            kind, _, value = alphabet[symbol].partition("_")
+            kind, value, number = events[symbol]
             if kind != "Duration":
                 opened = None
             if kind == "TimeShift":
-                step += int(value)
+                step += number
             elif kind == "TimeSig":
                 numerator, denominator = (int(part) for part in value.split("/"))
                 signatures.append((step, numerator, denominator))
             elif kind == "Tempo":
-                tempos.append((step, round(60_000_000 / int(value))))
+                tempos.append((step, round(60_000_000 / number)))
             elif kind == "Program":
                 program = value
                 pitch = None
                 velocity = None
             elif kind in ("Pitch", "NoteOn") and program is not None:
-                pitch = int(value)
+                pitch = number
                 velocity = None
             elif kind == "Velocity" and program is not None and pitch is not None:
-                velocity = int(value)
+                velocity = number
                 if self.grammar == "midilike":
                     sounding.setdefault((program, pitch), deque()).append((step, velocity))
                     opened = (program, pitch)
                     pitch = velocity = None
             elif kind == "Duration" and opened is not None:
                 start, opened_velocity = sounding[opened].pop()
-                notes.append((opened[0], opened[1], opened_velocity, start, int(value)))
+                notes.append((opened[0], opened[1], opened_velocity, start, number))
                 opened = None
             elif kind == "Duration" and program is not None and pitch is not None and velocity is not None:
-                notes.append((program, pitch, velocity, step, int(value)))
+                notes.append((program, pitch, velocity, step, number))
                 pitch = velocity = None
             elif kind == "NoteOff" and program is not None:
-                waiting = sounding.get((program, int(value)))
+                waiting = sounding.get((program, number))
                 if waiting:
                     start, opened_velocity = waiting.popleft()
                     if step > start:  # a note of no length is not a note
-                        notes.append((program, int(value), opened_velocity, start, step - start))
+                        notes.append((program, number, opened_velocity, start, step - start))
                 pitch = velocity = None
         return tempos, signatures, notes
 
-    def _remi_music(self, symbols: list[int], alphabet: list[str]) -> Music:
+    def _remi_music(self, symbols: Sequence[int], alphabet: list[str]) -> Music:
         resolution = self.resolution
         bar_start = -1
         bar_steps = 4 * resolution
@@ -107,8 +120,9 @@ class MidiDecoder:
         program: str | None = None
         pitch: int | None = None
         velocity: int | None = None
+        events = self._events(alphabet)
         for symbol in symbols:
-            kind, _, value = alphabet[symbol].partition("_")
+            kind, value, number = events[symbol]
             if kind == "Bar":
                 bar_start = 0 if bar_start < 0 else bar_start + bar_steps
                 step = bar_start
@@ -117,19 +131,19 @@ class MidiDecoder:
                 bar_steps = numerator * resolution * 4 // denominator
                 signatures.append((max(bar_start, 0), numerator, denominator))
             elif kind == "Position":
-                step = max(bar_start, 0) + int(value)
+                step = max(bar_start, 0) + number
             elif kind == "Tempo":
-                tempos.append((step, round(60_000_000 / int(value))))
+                tempos.append((step, round(60_000_000 / number)))
             elif kind == "Program":
                 program = value
                 pitch = None
                 velocity = None
             elif kind == "Pitch" and program is not None:
-                pitch = int(value)
+                pitch = number
             elif kind == "Velocity" and pitch is not None:
-                velocity = int(value)
+                velocity = number
             elif kind == "Duration" and program is not None and pitch is not None and velocity is not None:
-                notes.append((program, pitch, velocity, step, int(value)))
+                notes.append((program, pitch, velocity, step, number))
                 pitch = velocity = None
         return tempos, signatures, notes
 
