@@ -7,12 +7,9 @@ alike. Component options (a pretokenizer's own keys) are checked by the componen
 here. This module does not run anything.
 """
 
-import difflib
 import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
-
-import regex
 
 from bpe_core.engine import TIE_RULES
 from bpe_core.errors import BpeError
@@ -154,7 +151,9 @@ class _Checker:
         allowed = SECTIONS[section]
         for key in raw:
             if key not in allowed:
-                close = difflib.get_close_matches(str(key), allowed, n=1)
+                from difflib import get_close_matches  # for an error message only
+
+                close = get_close_matches(str(key), allowed, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
                 shown = (
                     key if isinstance(key, str) and key.isprintable() and len(key) <= 60 else _short(key)
@@ -179,7 +178,9 @@ class _Checker:
     def choice(self, raw: dict[str, Any], key: str, path: str, default: str, allowed: tuple[str, ...]) -> str:
         value = raw.get(key, default)
         if value not in allowed:
-            close = difflib.get_close_matches(str(value), allowed, n=1)
+            from difflib import get_close_matches  # for an error message only
+
+            close = get_close_matches(str(value), allowed, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise self.fail(path, f"{_short(value)} is not allowed; allowed: {', '.join(allowed)}{hint}")
         return str(value)
@@ -345,6 +346,8 @@ def parse_runner(raw: Any, origin: str) -> RunnerConfig:
 
 def _patterns(check: _Checker, raw: dict[str, Any], key: str, path: str) -> tuple[str, ...]:
     """A list of regexes (the `regex` package's syntax), each compiled once here to check it."""
+    import regex  # for checking patterns only
+
     patterns = check.strings(raw, key, path)
     for index, pattern in enumerate(patterns):
         try:

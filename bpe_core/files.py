@@ -7,7 +7,6 @@ was. A SIGKILL cannot be caught: it may leave a `.tmp-*` file, never a damaged o
 """
 
 import contextlib
-import glob
 import gzip
 import hashlib
 import io
@@ -16,7 +15,6 @@ import os
 import signal
 import stat
 import sys
-import tempfile
 import threading
 import zlib
 from collections.abc import Iterator
@@ -47,6 +45,8 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
         with direct:
             yield direct
         return
+    import tempfile  # for writing only: reading a tokenizer does without it
+
     directory = os.path.dirname(os.path.abspath(path))
     try:
         suffix = "-" + os.path.basename(path)
@@ -134,6 +134,8 @@ def unwind_on_termination() -> Iterator[None]:
 
 def expand_paths(paths: list[str], suffixes: tuple[str, ...] = ()) -> list[str]:
     """Files named by paths, globs and directories, in a stable order; `-` stays as is."""
+    import glob  # for naming inputs only
+
     files: list[str] = []
     for path in paths:
         if path == "-":

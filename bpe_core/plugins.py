@@ -3,11 +3,18 @@
 Built-in plugins are found through the same entry points as third-party ones; this module never
 imports a plugin by name. Names are unique per kind across plugins: a clash names both plugins,
 an unknown name lists the known ones and the closest match.
+
+The entry points are read from the installed distributions' `entry_points.txt` files the way
+`importlib.metadata` finds them (the folders on `sys.path` in order, the first distribution of a
+name winning), without importing `importlib.metadata`, which costs a process more than loading a
+large tokenizer does. A `sys.path` entry that is not a folder (a zip) makes it ask
+`importlib.metadata` instead.
 """
 
-import difflib
-import importlib.metadata
+import importlib
 import os
+import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -73,7 +80,9 @@ class Registry:
         table = self.components[kind]
         if name not in table:
             known = sorted(table)
-            close = difflib.get_close_matches(name, known, n=1)
+            from difflib import get_close_matches  # for an error message only
+
+            close = get_close_matches(name, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise BpeError(f"unknown {kind} {name!r}; known: {', '.join(known) or 'none'}{hint}")
         return table[name][1](options)
@@ -119,17 +128,109 @@ def registry() -> Registry:
     manager.add_hookspecs(hookspecs)
     builtin_only = os.environ.get("BPE_CORE_DISABLE_PLUGIN_AUTOLOAD") == "1"
     plugin_dists: dict[str, tuple[str, str]] = {}
-    for entry_point in importlib.metadata.entry_points(group=hookspecs.PROJECT):
-        dist = entry_point.dist
-        dist_name = dist.metadata["Name"] if dist is not None else "?"
-        if builtin_only and dist_name != BUILTIN_DISTRIBUTION:
+    for found in entry_points(hookspecs.PROJECT):
+        if builtin_only and found.distribution != BUILTIN_DISTRIBUTION:
             continue
-        if manager.has_plugin(entry_point.name):
+        if manager.has_plugin(found.name):
             continue
         try:
-            plugin = entry_point.load()
+            plugin = found.load()
         except Exception as error:  # a broken third-party plugin must not take the CLI down unexplained
-            raise BpeError(f"plugin {entry_point.name!r} ({entry_point.value}) failed to load: {error}") from error
-        manager.register(plugin, name=entry_point.name)
-        plugin_dists[entry_point.name] = (dist_name, dist.version if dist is not None else "?")
+            raise BpeError(f"plugin {found.name!r} ({found.value}) failed to load: {error}") from error
+        manager.register(plugin, name=found.name)
+        plugin_dists[found.name] = (found.distribution, found.version)
     return Registry(manager, plugin_dists)
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """An entry point of an installed distribution (its name and version as its metadata says)."""
+
+    name: str
+    value: str  # module, or module:attribute
+    distribution: str
+    version: str
+
+    def load(self) -> Any:
+        module_name, _, attribute = self.value.partition(":")
+        found: Any = importlib.import_module(module_name.strip())
+        for part in attribute.split("[")[0].strip().split(".") if attribute.strip() else []:
+            found = getattr(found, part)
+        return found
+
+
+def entry_points(group: str) -> list[EntryPoint]:
+    """The entry points of `group`, in the order `importlib.metadata.entry_points` gives them."""
+    if not all(os.path.isdir(folder or ".") for folder in sys.path if os.path.exists(folder or ".")):
+        return _entry_points_from_metadata(group)
+    found: list[EntryPoint] = []
+    seen: set[str] = set()
+    for folder in sys.path:
+        try:
+            names = sorted(os.listdir(folder or "."))
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith((".dist-info", ".egg-info")):
+                continue
+            stem = name.removesuffix(".dist-info").removesuffix(".egg-info")
+            unique = re.sub(r"[-_.]+", "-", stem.split("-")[0]).lower()
+            if unique in seen:
+                continue
+            seen.add(unique)
+            found.extend(_group_of(os.path.join(folder or ".", name), group))
+    return found
+
+
+def _group_of(metadata_folder: str, group: str) -> list[EntryPoint]:
+    """The entry points of `group` that one distribution's metadata folder declares."""
+    try:
+        with open(os.path.join(metadata_folder, "entry_points.txt"), encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except OSError:  # none declared (or an egg-info file, not a folder)
+        return []
+    declared: list[tuple[str, str]] = []
+    section = None
+    for line in (line.strip() for line in lines):
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+        elif section == group and "=" in line:
+            name, value = line.split("=", 1)
+            declared.append((name.strip(), value.strip()))
+    if not declared:
+        return []
+    headers = _headers(metadata_folder)
+    distribution = headers.get("Name", "?")
+    version = headers.get("Version", "?")
+    return [EntryPoint(name, value, distribution, version) for name, value in declared]
+
+
+def _headers(metadata_folder: str) -> dict[str, str]:
+    """The Name and Version of a distribution's METADATA (or PKG-INFO), read up to its first blank line."""
+    headers: dict[str, str] = {}
+    for file_name in ("METADATA", "PKG-INFO"):
+        try:
+            with open(os.path.join(metadata_folder, file_name), encoding="utf-8") as handle:
+                for line in handle:
+                    if not line.strip():
+                        break
+                    key, _, value = line.partition(":")
+                    if key in ("Name", "Version") and key not in headers:
+                        headers[key] = value.strip()
+        except OSError:
+            continue
+        return headers
+    return headers
+
+
+def _entry_points_from_metadata(group: str) -> list[EntryPoint]:
+    import importlib.metadata  # noqa: PLC0415 (only for a sys.path this module does not read itself)
+
+    found: list[EntryPoint] = []
+    for entry_point in importlib.metadata.entry_points(group=group):
+        dist = entry_point.dist
+        name = dist.metadata["Name"] if dist is not None else "?"
+        found.append(EntryPoint(entry_point.name, entry_point.value, name, dist.version if dist is not None else "?"))
+    return found

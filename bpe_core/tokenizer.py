@@ -22,12 +22,11 @@ from bpe_core.chunking import normalize
 from bpe_core.config import ComponentConfig
 from bpe_core.engine import Alphabet, Decoder
 from bpe_core.errors import BpeError
-from bpe_core.formats import hf, native, tiktoken
+from bpe_core.formats import native
 from bpe_core.plugins import Registry, registry
 from bpe_core.spec import IdLayout, TokenizerSpec
 from bpe_core.specials import Specials, allowed_specials, special_pattern, special_runs
 from bpe_core.strands import make_encoder
-from bpe_core.visual.page import notebook, page
 
 DECODE_ERRORS = ("roundtrip", "replace", "strict")  # what decode does with ids that make invalid UTF-8
 CHUNK_CACHE_SIZE = 1 << 18  # chunks whose ids a tokenizer remembers (not packed: MIDI, k-mers)
@@ -360,9 +359,13 @@ class Tokenizer:
 
     def visualize(self, document: Any) -> str:
         """A self-contained HTML page of `document` cut into tokens, with charts (`bpe inspect --html`)."""
+        from bpe_core.visual.page import page  # what only pages need, imported for them
+
         return page(self, document)
 
     def _repr_html_(self) -> str:  # notebooks show the first tokens of the sample shipped for the domain
+        from bpe_core.visual.page import notebook
+
         return notebook(self)
 
     # files --------------------------------------------------------------------------------------
@@ -373,10 +376,14 @@ class Tokenizer:
 
     def to_hf(self, path: str | os.PathLike[str]) -> None:
         """Write a Hugging Face `tokenizer.json` that gives the same ids (see `formats.hf.to_hf`)."""
+        from bpe_core.formats import hf  # each export's format imported when it is written
+
         hf.to_hf(self, path)
 
     def to_tiktoken(self, path: str | os.PathLike[str]) -> None:
         """Write a `.tiktoken` file (tokens and ranks; give tiktoken the pattern and special tokens)."""
+        from bpe_core.formats import tiktoken
+
         tiktoken.to_tiktoken(self, path)
 
     # internals ----------------------------------------------------------------------------------

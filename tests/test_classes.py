@@ -35,6 +35,10 @@ def nothing_shipped(tmp_path, monkeypatch):
     monkeypatch.setattr(classes, "SHIPPED", tmp_path / "shipped")
 
 
+def test_the_regex_version_read_without_importing_it_is_regexs_own():
+    assert classes.regex_version() == regex.__version__
+
+
 def test_the_shipped_tables_are_the_tables_built_from_the_installed_regex():
     for name, build in (("classes", classes.build_class_table), ("folds", classes.build_case_folds)):
         shipped = classes.SHIPPED / classes.kept_file_name(name)

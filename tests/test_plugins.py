@@ -30,7 +30,7 @@ import bpe_core
 from bpe_core import BpeError, hookspecs
 from bpe_core.contract import check_options
 from bpe_core.hookspecs import hookimpl
-from bpe_core.plugins import HOOKS, Registry, registry
+from bpe_core.plugins import HOOKS, Registry, entry_points, registry
 
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
 PROTEIN_VOCAB = 200
@@ -144,6 +144,22 @@ def test_unknown_name_with_nothing_close_still_lists_the_known_ones() -> None:
 
 
 # ---------------------------------------------------------------- the built-in plugin
+
+
+def test_entry_points_are_those_importlib_metadata_finds_in_every_group() -> None:
+    """bpe-core reads entry_points.txt itself (importlib.metadata costs a process more than loading
+    a large tokenizer); on this environment's every group it finds the same entry points, with
+    the same distribution names and versions."""
+    groups = importlib.metadata.entry_points().groups
+    assert {"bpe_core", "console_scripts"} <= groups
+    for group in groups:
+        theirs = sorted(
+            (found.name, found.value, found.dist.metadata["Name"], found.dist.version)
+            for found in importlib.metadata.entry_points(group=group)
+            if found.dist is not None
+        )
+        ours = sorted((found.name, found.value, found.distribution, found.version) for found in entry_points(group))
+        assert ours == theirs, group
 
 
 def test_builtin_text_plugin_is_registered_through_the_entry_point_group() -> None:

@@ -67,6 +67,18 @@ OTHER_DOMAINS = (
     "bpe_midi.reader",
     "bpe_midi.decoding",
 )
+# what loading a tokenizer and encoding do without: regex (compiled scanners read the built-in
+# patterns), importlib.metadata (the entry points are read directly), and what only writing,
+# exporting, pages and error messages need
+LOADING_WITHOUT = (
+    "regex",
+    "importlib.metadata",
+    "tempfile",
+    "difflib",
+    "bpe_core.visual",
+    "bpe_core.formats.hf",
+    "bpe_core.formats.tiktoken",
+)
 # the framework's work that encoding does not do
 OTHER_WORK = (
     "bpe_core.config_yaml",
@@ -129,6 +141,22 @@ def test_encoding_a_line_imports_its_own_plugin_and_nothing_it_does_not_use(
     assert not under(imported, UNUSED_LIBRARIES)
     assert not under(imported, OTHER_DOMAINS)
     assert not under(imported, OTHER_WORK)
+
+
+def test_loading_a_tokenizer_and_encoding_import_neither_regex_nor_importlib_metadata(
+    text_tokenizer: Path, tmp_path: Path
+) -> None:
+    script = (
+        "import json, sys; started = set(sys.modules); import bpe_core; "
+        f"ids = bpe_core.load({str(text_tokenizer)!r}).encode('Loading pays for what it uses.'); "
+        "print(json.dumps([ids, sorted(set(sys.modules) - started)]))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, env=bpe_env(), timeout=600, check=True
+    )
+    ids, imported = json.loads(completed.stdout)
+    assert ids == bpe_core.load(text_tokenizer).encode("Loading pays for what it uses.")
+    assert not under(imported, LOADING_WITHOUT + UNUSED_LIBRARIES + OTHER_DOMAINS + OTHER_WORK)
 
 
 def test_importing_bpe_core_imports_each_public_name_when_it_is_first_used(tmp_path: Path) -> None:

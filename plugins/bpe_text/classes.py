@@ -14,14 +14,13 @@ only not used.
 
 import contextlib
 import hashlib
+import importlib.util
 import os
 import zlib
 from array import array
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-
-import regex
 
 from bpe_text.scanner import LETTER, LOWERISH, NUMBER, SPACE, UPPERISH
 
@@ -84,8 +83,25 @@ def kept(name: str, build: Callable[[], bytes]) -> bytes:
 def kept_file_name(name: str) -> str:
     """A kept file's name: a digest of what the table is built from (the definitions here and the
     `regex` version)."""
-    recipe = repr((CLASSES, CONTRACTION_LETTERS, regex.__version__, name))
+    recipe = repr((CLASSES, CONTRACTION_LETTERS, regex_version(), name))
     return f"{name}-{hashlib.sha256(recipe.encode()).hexdigest()[:16]}.bin"
+
+
+@cache
+def regex_version() -> str:
+    """The installed `regex` version, read from the name of its distribution's metadata folder
+    beside the package when there is one (importing `regex` costs more than the rest of reading
+    a kept table); else `regex.__version__`."""
+    found = importlib.util.find_spec("regex")
+    if found is not None and found.origin is not None:
+        folder = os.path.dirname(os.path.dirname(found.origin))
+        with contextlib.suppress(OSError):
+            for name in os.listdir(folder):
+                if name.startswith("regex-") and name.endswith(".dist-info"):
+                    return name.removeprefix("regex-").removesuffix(".dist-info")
+    import regex
+
+    return str(regex.__version__)
 
 
 def _stored(data: bytes) -> bytes:
@@ -132,6 +148,8 @@ def case_folds() -> dict[int, int]:
 
 def build_class_table() -> bytes:
     """`class_table`, built from `regex`."""
+    import regex
+
     every = every_code_point()
     combined = 0
     for bit, pattern in CLASSES:
@@ -145,6 +163,8 @@ def build_class_table() -> bytes:
 
 def build_case_folds() -> bytes:
     """`case_folds`, built from `regex`: (code point, letter) pairs as uint32s, in code point order."""
+    import regex
+
     every = every_code_point()
     folds: dict[int, int] = {}
     for letter in CONTRACTION_LETTERS:

@@ -8,9 +8,8 @@ Lone surrogates (which Python strings may hold) are encoded with "surrogatepass"
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Hashable
+from functools import cache, cached_property
 from typing import Any
-
-import regex
 
 from bpe_core.contract import UNIT_CONTINUES, UNIT_PLAIN, UNIT_STARTS, PackedChunks, check_options
 from bpe_core.errors import BpeError
@@ -48,8 +47,8 @@ SCANNER_KINDS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
 # text, so the chunks before it are the same whether the text ends there or goes on.
 # (Two plain patterns searched from the end: one pattern with lookbehinds would be tried at every
 # position of a text with no cut.)
-_CUT_BEFORE_LETTER = regex.compile(r"(?<=\S)\n\p{L}", flags=regex.REVERSE)
-_CUT_AFTER_LETTER = regex.compile(r"\p{L}[^\p{L}\p{M}']", flags=regex.REVERSE)
+_CUT_BEFORE_LETTER = r"(?<=\S)\n\p{L}"
+_CUT_AFTER_LETTER = r"\p{L}[^\p{L}\p{M}']"
 
 # A pattern from a config or an imported file may backtrack catastrophically: (a|a)+b|. takes
 # minutes on 42 a's. `regex` stops a search after a time limit; a pattern slower than this on a
@@ -117,6 +116,14 @@ class ByteLevel(ABC):
         return UTF8_ROLES
 
 
+@cache
+def _reversed(pattern: str) -> Any:
+    """A pattern compiled by `regex` to search from the end (imported on first use)."""
+    import regex
+
+    return regex.compile(pattern, flags=regex.REVERSE)
+
+
 class RegexPretokenizer(ByteLevel):
     """Chunks are the matches of a regex (the `regex` package's syntax), found left to right.
 
@@ -130,12 +137,20 @@ class RegexPretokenizer(ByteLevel):
         self.name = name
         self.pattern = pattern
         self.keep_unmatched = keep_unmatched
-        try:
-            self.compiled = regex.compile(pattern)
-        except regex.error as error:
-            raise BpeError(f"pretokenizer.pattern is not a valid regex: {error}: {pattern!r}") from error
         self.builtin = pattern in PATTERNS.values()
         self._scanner: Scanner | None = None
+        if not self.builtin:  # a user's pattern is checked now; the built-in ones need no regex at all
+            self.compiled  # noqa: B018 (compiled on first access)
+
+    @cached_property
+    def compiled(self) -> Any:
+        """The pattern compiled by `regex` (imported here: the built-in patterns use the scanner)."""
+        import regex
+
+        try:
+            return regex.compile(self.pattern)
+        except regex.error as error:
+            raise BpeError(f"pretokenizer.pattern is not a valid regex: {error}: {self.pattern!r}") from error
 
     @property
     def scanner(self) -> Scanner | None:
@@ -252,12 +267,12 @@ class RegexPretokenizer(ByteLevel):
     def safe_cut(self, text: str) -> int:
         if not self.builtin:
             return 0
-        letter = _CUT_AFTER_LETTER.search(text)
+        letter = _reversed(_CUT_AFTER_LETTER).search(text)
         after = letter.start() + 1 if letter is not None else 0
         # the later cut wins, and a line's cut is later only if its newline is after the letter:
         # the line search stops there (searching back to the text's start was a large share of
         # counting text whose lines mostly start with spaces)
-        line = _CUT_BEFORE_LETTER.search(text, max(after - 1, 0))
+        line = _reversed(_CUT_BEFORE_LETTER).search(text, max(after - 1, 0))
         return max(line.end() - 1 if line is not None else 0, after)
 
 
