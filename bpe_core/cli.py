@@ -216,7 +216,7 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ids_documents(args: argparse.Namespace, tokenizer: "Tokenizer") -> Iterator[tuple[str, str | None, list[int]]]:
+def _ids_documents(args: argparse.Namespace, tokenizer: "Tokenizer") -> Iterator[tuple[str, str | None, Sequence[int]]]:
     """(where, name, ids) per document of the decode input: a shard directory or an ids file."""
     from bpe_core.idfiles import documents_in
 
@@ -228,8 +228,19 @@ def _decoded_records(tokenizer: "Tokenizer", args: argparse.Namespace) -> Iterat
     the ids file, else the document's number; special tokens (an --eos marker) are left out."""
     specials = set(tokenizer.special_ids.values())
     for number, (where, name, ids) in enumerate(_ids_documents(args, tokenizer), start=1):
+        if not specials.isdisjoint(ids):
+            ids = [token for token in ids if token not in specials]
         try:
-            yield name or str(number), tokenizer.decode([token for token in ids if token not in specials])
+            yield name or str(number), tokenizer.decode(ids)
+        except BpeError as error:
+            raise BpeError(f"{where}: {error}") from None
+
+
+def _decoded_documents(tokenizer: "Tokenizer", args: argparse.Namespace) -> Iterator[Any]:
+    """Each document of the decode input, decoded, one at a time; an error names where it is."""
+    for where, _, ids in _ids_documents(args, tokenizer):
+        try:
+            yield tokenizer.decode(ids, errors=args.errors)
         except BpeError as error:
             raise BpeError(f"{where}: {error}") from None
 
@@ -255,27 +266,29 @@ def _cmd_decode(args: argparse.Namespace) -> int:
         return 0
     if args.output is not None and is_directory_name(args.output):
         return _decode_to_files(tokenizer, args)
-    documents = []
-    for where, _, ids in _ids_documents(args, tokenizer):
-        try:
-            documents.append(tokenizer.decode(ids, errors=args.errors))
-        except BpeError as error:
-            raise BpeError(f"{where}: {error}") from None
-    if documents and not all(isinstance(document, str) for document in documents):
+    documents = _decoded_documents(tokenizer, args)
+    first = next(documents, None)
+    if first is not None and not isinstance(first, str):
         # a domain's own file format (MIDI): one document per output file
         if args.output is None:
             raise BpeError(f"{args.tokenizer} decodes to {tokenizer.decoder.name} files: give -o OUT")
-        if len(documents) > 1:
+        more = sum(1 for _ in documents)
+        if more:
             raise BpeError(
-                f"the input holds {len(documents)} documents; give -o DIR/ for one file per document, "
+                f"the input holds {more + 1} documents; give -o DIR/ for one file per document, "
                 "or decode one (one line of ids)"
             )
-        tokenizer.decoder.write(documents[0], args.output)
+        tokenizer.decoder.write(first, args.output)
         return 0
-    # text is written exactly, adding nothing; other documents (DNA records) on lines of their own
+    # text is written exactly, adding nothing; other documents (DNA records) on lines of their own;
+    # each as it is decoded, so a shard directory of any size takes the memory of one document
     separator = "" if tokenizer.pretokenizer.byte_level else "\n"
     with atomic_output(args.output, binary=False) as out:
-        out.write(separator.join(documents))
+        if first is not None:
+            out.write(first)
+        for document in documents:
+            out.write(separator)
+            out.write(document)
     return 0
 
 
@@ -306,11 +319,7 @@ def _decode_to_files(tokenizer: "Tokenizer", args: argparse.Namespace) -> int:
     except OSError as error:
         raise BpeError(f"cannot create the directory {output}: {error.strerror or error}") from None
     names: set[str] = set()
-    for count, (where, _, ids) in enumerate(_ids_documents(args, tokenizer)):
-        try:
-            document = tokenizer.decode(ids, errors=args.errors)
-        except BpeError as error:
-            raise BpeError(f"{where}: {error}") from None
+    for count, document in enumerate(_decoded_documents(tokenizer, args)):
         names.add(f"{count:06d}{decoder.file_suffix}")
         decoder.write(document, os.path.join(output, f"{count:06d}{decoder.file_suffix}"))
     for entry in set(previous) - names:  # a previous decode's files beyond this one's

@@ -9,7 +9,7 @@ module writes nothing (`corpus.shards` does) and knows no tokenizer: ids are che
 import os
 import sys
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from bpe_core.errors import BpeError
@@ -44,16 +44,17 @@ def narrowest_dtype(vocab_size: int) -> str:
 
 def documents_in(
     path: str | None, vocab_size: int, binary: bool, dtype: str
-) -> Iterator[tuple[str, str | None, list[int]]]:
+) -> Iterator[tuple[str, str | None, Sequence[int]]]:
     """(where, name, ids) per document: of a shard directory (its index names the records), or of
-    an ids file (`binary`: one document of `dtype` ids); None or "-" is standard input."""
+    an ids file (`binary`: one document of `dtype` ids); None or "-" is standard input. Binary ids
+    come as an `array` of their dtype, as the file holds them."""
     if path is not None and os.path.isdir(path):
         return read_shards(path, vocab_size)
     lines = read_ids(path or "-", binary, dtype)
     return ((f"{path or '-'}, line {line_number}", name, ids) for line_number, name, ids in lines)
 
 
-def read_ids(source: str, binary: bool, dtype: str) -> Iterator[tuple[int, str | None, list[int]]]:
+def read_ids(source: str, binary: bool, dtype: str) -> Iterator[tuple[int, str | None, Sequence[int]]]:
     """(line number, name, ids) per document in an ids file (a bin file is one document); a line
     `NAME<TAB>ids` (`bpe encode --names`) names its document."""
     if binary:
@@ -64,7 +65,7 @@ def read_ids(source: str, binary: bool, dtype: str) -> Iterator[tuple[int, str |
             raise BpeError(f"cannot read {source}: {error.strerror or error}") from error
         if len(data) % width:
             raise BpeError(f"{source}: {len(data)} bytes is not a whole number of {dtype} ids")
-        yield 1, None, [int.from_bytes(data[index : index + width], "little") for index in range(0, len(data), width)]
+        yield 1, None, _little_endian_ids(data, dtype)
         return
     try:
         handle = sys.stdin.buffer if source == "-" else open(source, "rb")
@@ -120,8 +121,9 @@ def read_shard_index(directory: str) -> tuple[str, dict[str, Any]]:
     return index_path, index
 
 
-def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | None, list[int]]]:
-    """(where, name, ids) of each document in a shard directory, in index order.
+def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | None, "array[int]"]]:
+    """(where, name, ids) of each document in a shard directory, in index order; the ids as an
+    `array` of the index's dtype (slices of the shard's, made without a Python int per id).
 
     Documents are cut by the index's per-document lengths when it has them (named records,
     windows), else after each
@@ -146,10 +148,7 @@ def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | No
             raise BpeError(f"cannot read {shard_path}: {error.strerror or error}") from error
         if len(data) % width:
             raise BpeError(f"{shard_path}: {len(data)} bytes is not a whole number of {dtype} ids")
-        ids = array(ARRAY_CODES[dtype])
-        ids.frombytes(data)
-        if sys.byteorder == "big":
-            ids.byteswap()
+        ids = _little_endian_ids(data, dtype)
         names = entry.get("names")
         lengths = entry.get("lengths")
         if lengths is not None:  # named records, or windows (`--max-length`)
@@ -158,19 +157,37 @@ def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | No
             start = 0
             for number, length in enumerate(lengths, start=1):
                 if names is None:
-                    yield f"{shard_path}, document {number}", None, ids[start : start + length].tolist()
+                    yield f"{shard_path}, document {number}", None, ids[start : start + length]
                 else:
                     name = names[number - 1]
-                    yield f"{shard_path}, record {number} ({name})", str(name), ids[start : start + length].tolist()
+                    yield f"{shard_path}, record {number} ({name})", str(name), ids[start : start + length]
                 start += length
         elif eos_id is not None:
-            start = 0
-            for number, end in enumerate(
-                (position + 1 for position, token in enumerate(ids) if token == eos_id), start=1
-            ):
-                yield f"{shard_path}, document {number}", None, ids[start:end].tolist()
-                start = end
-            if start < len(ids):
-                yield f"{shard_path}, after the last end token", None, ids[start:].tolist()
+            end = 0
+            for number, (start, end) in enumerate(_ends_after(ids, eos_id), start=1):
+                yield f"{shard_path}, document {number}", None, ids[start:end]
+            if end < len(ids):
+                yield f"{shard_path}, after the last end token", None, ids[end:]
         else:
-            yield shard_path, None, ids.tolist()
+            yield shard_path, None, ids
+
+
+def _little_endian_ids(data: bytes, dtype: str) -> "array[int]":
+    """Little-endian ids of `dtype` as an array of that width."""
+    ids = array(ARRAY_CODES[dtype])
+    ids.frombytes(data)
+    if sys.byteorder == "big":
+        ids.byteswap()
+    return ids
+
+
+def _ends_after(ids: "array[int]", eos_id: int) -> Iterator[tuple[int, int]]:
+    """(start, end) of each stretch of ids that ends with `eos_id`, found by the array's own search."""
+    start = 0
+    while True:
+        try:
+            end = ids.index(eos_id, start) + 1
+        except ValueError:
+            return
+        yield start, end
+        start = end

@@ -114,7 +114,7 @@ def test_documents_of_dna_records_are_padded_or_cropped(tmp_path: Path) -> None:
     tokenizer = bpe_core.load(tmp_path / "dna.json")
     assert_ok(run_bpe("encode", "-t", "dna.json", reads, genome, "--max-length", 300, "-q", "-o", "s/", cwd=tmp_path))
     pad = tokenizer.special_ids["[PAD]"]
-    documents = [ids for _, _, ids in read_shards(str(tmp_path / "s"), tokenizer.vocab_size)]
+    documents = [ids.tolist() for _, _, ids in read_shards(str(tmp_path / "s"), tokenizer.vocab_size)]
     shards = TokenShards(tmp_path / "s", length=40, pad_id=pad, documents=True, seed=3)
     assert len(shards) == len(documents) > 100
     for item, ids in enumerate(documents):
@@ -141,7 +141,7 @@ def test_midi_windows_through_a_torch_dataloader(tmp_path: Path) -> None:
     bpe_core.train(config, songs, progress=False).save(tmp_path / "midi.json")
     tokenizer = bpe_core.load(tmp_path / "midi.json")
     assert_ok(run_bpe("encode", "-t", "midi.json", *songs, "--max-length", 128, "-q", "-o", "s/", cwd=tmp_path))
-    windows = [ids for _, _, ids in read_shards(str(tmp_path / "s"), tokenizer.vocab_size)]
+    windows = [ids.tolist() for _, _, ids in read_shards(str(tmp_path / "s"), tokenizer.vocab_size)]
     pad = tokenizer.special_ids["PAD"]
     shards = TokenShards(tmp_path / "s", length=128, pad_id=pad, documents=True)
     loader = torch.utils.data.DataLoader(shards, batch_size=16, shuffle=False, num_workers=2)
