@@ -31,8 +31,8 @@ and second process (the same folder again), against tiktoken (`tiktoken.Encoding
 `tiktoken.load.load_tiktoken_bpe(file)`) and `tokenizers.Tokenizer.from_file`.
 
 Decoding: at least 10 M ids of o200k_base (the large validation text's, or the validation texts'
-repeated) to bytes and to text, bpe-core's public API against tiktoken's `decode_bytes` and
-`decode`, the same ids, outputs checked equal.
+repeated) to bytes and to text, `decode_bytes` and `decode` of bpe-core against tiktoken's, the
+same ids, outputs checked equal.
 
 From cold to warm: in a fresh process per point, bpe-core, tiktoken and bpe-openai (cl100k_base,
 one string) first encode a seeded random share of the English validation text's documents, then
@@ -374,23 +374,9 @@ def decode_child(args: list[str]) -> dict[str, Any]:
         ids.frombytes(handle.read())
     listed = ids.tolist()
     tokenizer = load_tokenizer(tool, DECODE_VOCABULARY, work_dir)
-    if tool == "bpe-core" and mode == "bytes":
-        if hasattr(tokenizer, "decode_bytes"):
-            call = "decode_bytes(ids)"
-            started = time.perf_counter()
-            output: Any = tokenizer.decode_bytes(listed)
-        else:  # the public way to bytes before decode_bytes
-            call = "b''.join(map(token_bytes, ids))"
-            started = time.perf_counter()
-            output = b"".join(map(tokenizer.token_bytes, listed))
-    elif mode == "bytes":
-        call = "decode_bytes(ids)"
-        started = time.perf_counter()
-        output = tokenizer.decode_bytes(listed)
-    else:
-        call = "decode(ids)"
-        started = time.perf_counter()
-        output = tokenizer.decode(listed)
+    call = "decode_bytes(ids)" if mode == "bytes" else "decode(ids)"
+    started = time.perf_counter()
+    output: Any = tokenizer.decode_bytes(listed) if mode == "bytes" else tokenizer.decode(listed)
     seconds = time.perf_counter() - started
     data = output if isinstance(output, bytes) else output.encode("utf-8", "surrogatepass")
     return {
@@ -1065,8 +1051,8 @@ def method_notes(
             f"Decode rows: {decode['ids']:,} ids, tiktoken's o200k_base encoding of the "
             + ", ".join(TEXT_TITLES[name] for name in decode["texts"])
             + f" text{repeated}, read into a list before the clock starts; each row {runs} times in a fresh "
-            "interpreter (the fastest counts): bpe-core's `decode(ids)` to text and its public way to bytes (the "
-            "call is in the table) against tiktoken's `decode(ids)` and `decode_bytes(ids)`, outputs checked equal."
+            "interpreter (the fastest counts): bpe-core's `decode(ids)` and `decode_bytes(ids)` against "
+            "tiktoken's, outputs checked equal."
         )
     notes += [
         f"From cold to warm: each point is a fresh interpreter ({runs} runs, the fastest counts) that loads "
