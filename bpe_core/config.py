@@ -13,6 +13,7 @@ from typing import Any
 
 from bpe_core.engine import TIE_RULES
 from bpe_core.errors import BpeError
+from bpe_core.spec import ComponentConfig
 
 SPECIAL_POSITIONS = ("end", "start")
 RUNNER_KINDS = ("local", "dask")
@@ -43,12 +44,6 @@ class InputConfig:
     reader: str = "text"
     paths: tuple[str, ...] = ()
     sample: SampleConfig | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ComponentConfig:
-    name: str
     options: dict[str, Any] = field(default_factory=dict)
 
 

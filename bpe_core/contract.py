@@ -10,6 +10,7 @@ value may be is the component's own business.
 """
 
 import codecs
+import os
 import sys
 from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -393,6 +394,17 @@ ABILITIES = (
     Sourced,
     Named,
 )
+
+
+def cache_folder() -> str | None:
+    """Where bpe-core and its plugins keep what they build once and read in later processes (None:
+    nowhere): `BPE_CORE_CACHE` if set (empty: keep nothing), else `$XDG_CACHE_HOME/bpe-core` or
+    `~/.cache/bpe-core`."""
+    configured = os.environ.get("BPE_CORE_CACHE")
+    if configured is not None:
+        return configured or None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "bpe-core")
 
 
 def symbol_unit(pretokenizer: Pretokenizer) -> str:

@@ -12,9 +12,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, overload
 
-from bpe_core.config import ComponentConfig
 from bpe_core.contract import Pretokenizer
 from bpe_core.formats.layout import check_layout
+
+
+@dataclass(frozen=True)
+class ComponentConfig:
+    """A component by name, with its options (a config's and a spec's pretokenizer, normalizers)."""
+
+    name: str
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 class PackedMerges(Sequence[tuple[int, int]]):

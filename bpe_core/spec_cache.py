@@ -26,13 +26,12 @@ import sys
 import time
 from array import array
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
-from bpe_core.config import ComponentConfig
+from bpe_core.contract import cache_folder
 from bpe_core.errors import BpeError
 from bpe_core.plugins import registry
-from bpe_core.spec import IdLayout, PackedMerges, TokenizerSpec
+from bpe_core.spec import ComponentConfig, IdLayout, PackedMerges, TokenizerSpec
 from bpe_core.version import VERSION
 
 MAGIC = b"bpe-core kept spec 1\n"
@@ -57,15 +56,6 @@ Built = TypeVar("Built")
 ARRAYS = (("merges", "i"), ("merge_results", "i"), ("ids", "i"), ("merge_counts", "q"), ("token_usage", "q"))
 
 
-def cache_folder() -> Path | None:
-    """Where specs are kept (None: nowhere), as the module's docstring says."""
-    configured = os.environ.get("BPE_CORE_CACHE")
-    if configured is not None:
-        return Path(configured) if configured else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "bpe-core"
-
-
 def kept_tokenizer(
     content: bytes,
     reader: str,
@@ -80,8 +70,10 @@ def kept_tokenizer(
     path = _entry(content, reader, options)
     if path is None:
         return build(read(), b"")
+    name = os.path.basename(path)
     try:
-        spec, image = _decoded(path.read_bytes(), path.name)
+        with open(path, "rb") as handle:
+            spec, image = _decoded(handle.read(), name)
         built = build(spec, image)
     except (OSError, ValueError, KeyError, TypeError, BpeError):  # none kept, or not a whole one
         pass
@@ -92,17 +84,17 @@ def kept_tokenizer(
     spec = read()
     built = build(spec, b"")
     with contextlib.suppress(OSError, ValueError, TypeError):
-        _keep(path, _encoded(spec, table_image(built), path.name))
+        _keep(path, _encoded(spec, table_image(built), name))
     return built
 
 
-def _entry(content: bytes, reader: str, options: object) -> Path | None:
+def _entry(content: bytes, reader: str, options: object) -> str | None:
     """Where the spec of a file with these bytes is kept; None when none is (see the module docstring)."""
     folder = cache_folder()
     if folder is None or len(content) < MIN_SIZE or sys.byteorder != "little":
         return None
     key = _key(content, reader, options)
-    return None if key is None else folder / f"{PREFIX}{key}.bin"
+    return None if key is None else os.path.join(folder, f"{PREFIX}{key}.bin")
 
 
 def _key(content: bytes, reader: str, options: object) -> str | None:
@@ -115,7 +107,8 @@ def _key(content: bytes, reader: str, options: object) -> str | None:
         if module_file is None:
             return None
         try:
-            digest.update(Path(module_file).read_bytes())
+            with open(module_file, "rb") as handle:
+                digest.update(handle.read())
         except OSError:
             return None
     return digest.hexdigest()
@@ -215,26 +208,32 @@ def _decoded(entry: bytes, name: str) -> tuple[TokenizerSpec, bytes]:
     return spec, image
 
 
-def _keep(path: Path, entry: bytes) -> None:
+def _keep(path: str, entry: bytes) -> None:
     """Write an entry whole or not at all, then drop the least recently used beyond MAX_ENTRIES."""
-    folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    temporary = f"{path}.{os.getpid()}.tmp"
     try:
-        temporary.write_bytes(entry)
+        with open(temporary, "wb") as handle:
+            handle.write(entry)
         os.replace(temporary, path)
     finally:
         with contextlib.suppress(OSError):
-            temporary.unlink()
-    entries = sorted(folder.glob(f"{PREFIX}*.bin"), key=_last_used, reverse=True)
+            os.unlink(temporary)
+    names = [name for name in os.listdir(folder) if name.startswith(PREFIX)]
+    entries = sorted((os.path.join(folder, name) for name in names if name.endswith(".bin")), key=_last_used)
     # and what a killed writer left behind
-    abandoned = [item for item in folder.glob(f"{PREFIX}*.tmp") if _last_used(item) < time.time() - ABANDONED_AFTER]
-    for stale in entries[MAX_ENTRIES:] + abandoned:
+    abandoned = [
+        os.path.join(folder, name)
+        for name in names
+        if name.endswith(".tmp") and _last_used(os.path.join(folder, name)) < time.time() - ABANDONED_AFTER
+    ]
+    for stale in entries[: max(len(entries) - MAX_ENTRIES, 0)] + abandoned:
         with contextlib.suppress(OSError):
-            stale.unlink()
+            os.unlink(stale)
 
 
-def _last_used(path: Path) -> float:
+def _last_used(path: str) -> float:
     with contextlib.suppress(OSError):
-        return path.stat().st_mtime
+        return os.stat(path).st_mtime
     return 0.0

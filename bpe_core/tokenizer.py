@@ -19,12 +19,11 @@ from typing import Any
 from bpe_core import contract, packing, pieces
 from bpe_core.batching import BatchEncoder, allowed_sets
 from bpe_core.chunking import normalize
-from bpe_core.config import ComponentConfig
 from bpe_core.engine import Alphabet, Decoder
 from bpe_core.errors import BpeError
 from bpe_core.formats import native
 from bpe_core.plugins import Registry, registry
-from bpe_core.spec import IdLayout, TokenizerSpec
+from bpe_core.spec import ComponentConfig, IdLayout, TokenizerSpec
 from bpe_core.specials import Specials, allowed_specials, special_pattern, special_runs
 from bpe_core.strands import make_encoder
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from bpe_core import progress as progress_bars
 from bpe_core.chunking import count_chunks, count_packed, count_packed_parts, normalize, piece_size, pieces
-from bpe_core.config import ComponentConfig, Config, RunnerConfig, parse_runner
+from bpe_core.config import Config, RunnerConfig, parse_runner
 from bpe_core.contract import (
     CountsPacked,
     MeasuresDocuments,
@@ -47,7 +47,7 @@ from bpe_core.plan import ConfigSource, Plan, check_base, make_plan
 from bpe_core.plugins import registry
 from bpe_core.runners import dask
 from bpe_core.runners.local import default_workers
-from bpe_core.spec import IdLayout, TokenizerSpec
+from bpe_core.spec import ComponentConfig, IdLayout, TokenizerSpec
 from bpe_core.strands import symbol_mirror
 from bpe_core.tokenizer import Tokenizer
 from bpe_core.veto import TokenVeto

@@ -10,10 +10,12 @@ import os
 import subprocess
 import sys
 import zlib
+from pathlib import Path
 
 import pytest
 import regex
 
+from bpe_core.contract import cache_folder
 from bpe_text import classes
 
 DIGESTS = (
@@ -32,7 +34,7 @@ def digests_in_a_fresh_process(folder) -> str:
 @pytest.fixture
 def nothing_shipped(tmp_path, monkeypatch):
     """No shipped tables: what is kept comes from the cache folder or is built."""
-    monkeypatch.setattr(classes, "SHIPPED", tmp_path / "shipped")
+    monkeypatch.setattr(classes, "SHIPPED", str(tmp_path / "shipped"))
 
 
 def test_the_regex_version_read_without_importing_it_is_regexs_own():
@@ -41,7 +43,7 @@ def test_the_regex_version_read_without_importing_it_is_regexs_own():
 
 def test_the_shipped_tables_are_the_tables_built_from_the_installed_regex():
     for name, build in (("classes", classes.build_class_table), ("folds", classes.build_case_folds)):
-        shipped = classes.SHIPPED / classes.kept_file_name(name)
+        shipped = Path(classes.SHIPPED) / classes.kept_file_name(name)
         assert shipped.is_file(), f"no {name} table shipped for regex {regex.__version__}: run ship_tables"
         stored = shipped.read_bytes()
         assert zlib.decompress(stored[32:]) == build() and hashlib.sha256(build()).digest() == stored[:32]
@@ -101,7 +103,7 @@ def test_a_damaged_kept_file_is_built_again_and_repaired(tmp_path, monkeypatch, 
 
 def test_without_a_usable_folder_nothing_is_kept_and_the_tables_are_still_built(tmp_path, monkeypatch, nothing_shipped):
     monkeypatch.setenv("BPE_CORE_CACHE", "")
-    assert classes.cache_folder() is None
+    assert cache_folder() is None
     assert classes.kept("classes", classes.build_class_table) == classes.build_class_table()
     blocked = tmp_path / "a-file"
     blocked.write_text("a file where the folder would be")
@@ -113,4 +115,4 @@ def test_without_a_usable_folder_nothing_is_kept_and_the_tables_are_still_built(
 def test_the_default_folder_follows_xdg_cache_home(tmp_path, monkeypatch):
     monkeypatch.delenv("BPE_CORE_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert classes.cache_folder() == tmp_path / "bpe-core"
+    assert cache_folder() == str(tmp_path / "bpe-core")

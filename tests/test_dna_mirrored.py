@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import bpe_core
 from bpe_core import BpeError, engine
-from bpe_core.config import ComponentConfig
+from bpe_core.spec import ComponentConfig
 
 SYMMETRIC = {"pretokenizer.reverse_complement": "symmetric"}
 MIRRORED = {**SYMMETRIC, "pretokenizer.resolve_overlaps": "mirrored"}

@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 
 import bpe_core
 from bpe_core import contract, engine
-from bpe_core.config import ComponentConfig
 from bpe_core.engine import PADDING
 from bpe_core.plugins import registry
+from bpe_core.spec import ComponentConfig
 from bpe_text.packing import wide_runs
 
 pytestmark = pytest.mark.both_modes

@@ -14,7 +14,6 @@ import os
 import re
 from typing import Any
 
-from bpe_core.config import ComponentConfig
 from bpe_core.contract import ExportsToHF
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, make_directory, parse_json, read_file
@@ -22,7 +21,7 @@ from bpe_core.formats.hf_folder import template_post_processor, write_transforme
 from bpe_core.formats.layout import MAX_ID, check_id, is_int
 from bpe_core.formats.tiktoken import NAMED_PATTERNS, pretokenizer_for
 from bpe_core.plugins import registry
-from bpe_core.spec import IdLayout, TokenizerSpec, TokenizerView
+from bpe_core.spec import ComponentConfig, IdLayout, TokenizerSpec, TokenizerView
 from bpe_core.strands import refuse_mirrored_overlaps
 
 GPT2_BYTELEVEL = "gpt2"

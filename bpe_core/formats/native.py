@@ -20,13 +20,12 @@ from collections.abc import Sequence
 from itertools import chain
 from typing import Any
 
-from bpe_core.config import ComponentConfig
 from bpe_core.engine import Encoder
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, parse_json, read_file
 from bpe_core.formats.layout import MAX_ID, check_id, is_int
 from bpe_core.plugins import registry
-from bpe_core.spec import IdLayout, PackedMerges, TokenizerSpec, TokenizerView
+from bpe_core.spec import ComponentConfig, IdLayout, PackedMerges, TokenizerSpec, TokenizerView
 
 FORMAT = "bpe-core"
 VERSION = 2

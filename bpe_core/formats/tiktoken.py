@@ -23,13 +23,12 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
-from bpe_core.config import ComponentConfig
 from bpe_core.engine import recover_merges
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, make_directory
 from bpe_core.formats.layout import MAX_ID
 from bpe_core.plugins import registry
-from bpe_core.spec import IdLayout, PackedMerges, TokenizerSpec, TokenizerView
+from bpe_core.spec import ComponentConfig, IdLayout, PackedMerges, TokenizerSpec, TokenizerView
 from bpe_core.strands import refuse_mirrored_overlaps
 
 NAMED_PATTERNS = ("gpt2", "cl100k", "o200k")

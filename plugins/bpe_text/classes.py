@@ -20,8 +20,8 @@ import zlib
 from array import array
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 
+from bpe_core.contract import cache_folder
 from bpe_text.scanner import LETTER, LOWERISH, NUMBER, SPACE, UPPERISH
 
 CLASSES = (
@@ -32,7 +32,7 @@ CLASSES = (
     (LOWERISH, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
 )
 CONTRACTION_LETTERS = "sdmtlvre"
-SHIPPED = Path(__file__).parent / "tables"
+SHIPPED = os.path.join(os.path.dirname(__file__), "tables")
 
 
 def every_code_point() -> str:
@@ -47,36 +47,28 @@ def every_code_point() -> str:
     return utf32.decode("utf-32-le", "surrogatepass")
 
 
-def cache_folder() -> Path | None:
-    """Where built tables are kept (None: nowhere), as the module's docstring says."""
-    configured = os.environ.get("BPE_CORE_CACHE")
-    if configured is not None:
-        return Path(configured) if configured else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "bpe-core"
-
-
 def kept(name: str, build: Callable[[], bytes]) -> bytes:
     """build(), or what an earlier process kept of it: the file's name holds a digest of what the
     tables are built from (the definitions here and the `regex` version), its content a sha256 of
     the bytes and the bytes compressed."""
     file_name = kept_file_name(name)
     folder = cache_folder()
-    path = folder / file_name if folder else None
-    for kept_path in (path, SHIPPED / file_name):
+    path = os.path.join(folder, file_name) if folder else None
+    for kept_path in (path, os.path.join(SHIPPED, file_name)):
         data = _read_kept(kept_path) if kept_path is not None else None
         if data is not None:
             return data
     data = build()
     if path is not None:
-        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        temporary = f"{path}.{os.getpid()}.tmp"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_bytes(_stored(data))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(temporary, "wb") as handle:
+                handle.write(_stored(data))
             os.replace(temporary, path)  # whole or not at all, whoever writes at the same time
         except OSError:
             with contextlib.suppress(OSError):  # a half-written file, if there is one
-                temporary.unlink()
+                os.unlink(temporary)
     return data
 
 
@@ -108,26 +100,29 @@ def _stored(data: bytes) -> bytes:
     return hashlib.sha256(data).digest() + zlib.compress(data)
 
 
-def _read_kept(path: Path) -> bytes | None:
+def _read_kept(path: str) -> bytes | None:
     """A kept file's table, or None when it is missing, unreadable or damaged."""
     try:
-        stored = path.read_bytes()
+        with open(path, "rb") as handle:
+            stored = handle.read()
         data = zlib.decompress(stored[32:])
     except (OSError, zlib.error):
         return None
     return data if hashlib.sha256(data).digest() == stored[:32] else None
 
 
-def ship_tables(folder: Path) -> list[Path]:
+def ship_tables(folder: str) -> list[str]:
     """Write the tables built with the installed `regex` into `folder` (the source tree's
     `plugins/bpe_text/tables`, when `regex` is upgraded), replacing those of other versions."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("*.bin"):
-        old.unlink()
+    os.makedirs(folder, exist_ok=True)
+    for old in os.listdir(folder):
+        if old.endswith(".bin"):
+            os.unlink(os.path.join(folder, old))
     written = []
     for name, build in (("classes", build_class_table), ("folds", build_case_folds)):
-        path = folder / kept_file_name(name)
-        path.write_bytes(_stored(build()))
+        path = os.path.join(folder, kept_file_name(name))
+        with open(path, "wb") as handle:
+            handle.write(_stored(build()))
         written.append(path)
     return written
 
