@@ -176,7 +176,7 @@ def test_documents_of_a_set_without_lengths_are_cut_after_each_end_token(
     """Two text files with --eos: two documents, as decoding the directory reads them."""
     directory, tokenizer = text_shards
     end = tokenizer.special_ids["<|endoftext|>"]
-    documents = [ids for _, _, ids in read_shards(str(directory), tokenizer.vocab_size)]
+    documents = [ids.tolist() for _, _, ids in read_shards(str(directory), tokenizer.vocab_size)]
     assert len(documents) == 2 and all(ids[-1] == end for ids in documents)
     longest = max(map(len, documents))
     shards = TokenShards(directory, length=longest + 5, pad_id=end, documents=True)
