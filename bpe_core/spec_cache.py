@@ -140,7 +140,7 @@ def _encoded(spec: TokenizerSpec, image: bytes, name: str) -> bytes:
     lists: dict[str, list[int]] = {
         "merges": []
         if isinstance(spec.internal_merges, PackedMerges)
-        else [id for pair in spec.internal_merges for id in pair],
+        else [token for pair in spec.internal_merges for token in pair],
         "merge_results": spec.merge_results or [],
         "ids": layout.ids if layout is not None else [],
         "merge_counts": spec.merge_counts,
@@ -171,11 +171,10 @@ def _decoded(entry: bytes, name: str) -> tuple[TokenizerSpec, bytes]:
     small: dict[str, Any] = json.loads(entry[offset : offset + sizes[0]])
     offset += sizes[0]
     stored: dict[str, bytes] = {}
-    lists: dict[str, array[int]] = {}
-    for (name, typecode), size in zip(ARRAYS, sizes[1:-1], strict=True):
-        stored[name] = entry[offset : offset + size]
-        lists[name] = array(typecode, stored[name])
+    for (field, _), size in zip(ARRAYS, sizes[1:-1], strict=True):
+        stored[field] = entry[offset : offset + size]
         offset += size
+    lists = {field: array(typecode, stored[field]) for field, typecode in ARRAYS if field != "merges"}
     image = entry[offset : offset + sizes[-1]]
     offset += sizes[-1]
     if offset != len(entry):
@@ -193,7 +192,7 @@ def _decoded(entry: bytes, name: str) -> tuple[TokenizerSpec, bytes]:
         name=small["name"],
         pretokenizer=ComponentConfig(*small["pretokenizer"]),
         internal_merges=PackedMerges(stored["merges"]),
-        normalizers=tuple(ComponentConfig(name, options) for name, options in small["normalizers"]),
+        normalizers=tuple(ComponentConfig(component, options) for component, options in small["normalizers"]),
         merge_counts=lists["merge_counts"].tolist(),
         merge_results=lists["merge_results"].tolist() if small["has_results"] else None,
         token_usage=lists["token_usage"].tolist(),

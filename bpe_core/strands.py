@@ -49,8 +49,8 @@ def make_encoder(
     mirrored overlap resolution when the pretokenizer asks for it. Packed merges reach the engine
     as they are; `table_image` (`Encoder.table_image` of an encoder for the same merges) is their
     table, read instead of built (a ValueError if it is not a whole one)."""
-    packed = merges.packed if isinstance(merges, PackedMerges) else list(merges)
-    encoder = Encoder(alphabet_size, packed, results=results, index_image=table_image)
+    engine_merges = merges.packed if isinstance(merges, PackedMerges) else list(merges)
+    encoder = Encoder(alphabet_size, engine_merges, results=results, index_image=table_image)
     asked = mirrored_overlaps(pretokenizer)
     if asked is None:
         return encoder

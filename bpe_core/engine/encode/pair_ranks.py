@@ -24,7 +24,7 @@ NO_BYTE_RANK: Final[i32] = -1
 BYTE_PAIRS: Final[i64] = 256 * 256
 FILTER_BITS_PER_PAIR: Final[i64] = 8
 MAX_MERGES: Final[i64] = 1 << 31
-IMAGE_MAGIC: Final[i64] = 0x3173_6B6E_6172_6570  # "pranks1", little-endian
+IMAGE_MAGIC: Final[i64] = 0x3173_6B6E_6172_6570  # b"peranks1" read as a little-endian i64
 # [b]: the word with only bit b set (bit 63 is the sign bit; a table, as mypyc shifted `1 << b`
 # in 32 bits)
 BIT_VALUES: Final = vec[i64]([1 << bit if bit < 63 else -(1 << 63) for bit in range(64)])
