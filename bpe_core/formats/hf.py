@@ -16,7 +16,7 @@ from typing import Any
 
 from bpe_core.contract import ExportsToHF
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output, make_directory, parse_json, read_file
+from bpe_core.files import atomic_output, make_directory, parse_json
 from bpe_core.formats.hf_folder import template_post_processor, write_transformers_files
 from bpe_core.formats.layout import MAX_ID, check_id, is_int
 from bpe_core.formats.tiktoken import NAMED_PATTERNS, pretokenizer_for
@@ -138,11 +138,6 @@ def _pattern(path: str, spec: Any) -> tuple[str, bool]:
             # Isolated keeps unmatched text as chunks; Removed with invert keeps only the matches
             return from_hf_pattern(path, str(pattern["Regex"])), behavior == "Isolated"
     raise _refuse(path, f"pre-tokenizer {json.dumps(spec)[:200]} is not supported")
-
-
-def read_spec(path: str) -> TokenizerSpec:
-    """The spec of a Hugging Face `tokenizer.json` (byte-level BPE; `bpe_core.from_hf` builds it)."""
-    return spec_from_content(read_file(path, "tokenizer.json"), path)
 
 
 def spec_from_content(content: bytes, path: str) -> TokenizerSpec:

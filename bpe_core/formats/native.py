@@ -22,7 +22,7 @@ from typing import Any
 
 from bpe_core.engine import Encoder
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output, parse_json, read_file
+from bpe_core.files import atomic_output, parse_json
 from bpe_core.formats.layout import MAX_ID, check_id, is_int
 from bpe_core.plugins import registry
 from bpe_core.spec import ComponentConfig, IdLayout, PackedMerges, TokenizerSpec, TokenizerView
@@ -75,11 +75,6 @@ def encoded(tokenizer: TokenizerView) -> bytes:
 def save(tokenizer: TokenizerView, path: str) -> None:
     with atomic_output(path, binary=True) as handle:
         handle.write(encoded(tokenizer))
-
-
-def read_spec(path: str) -> TokenizerSpec:
-    """The spec in a tokenizer file written by `Tokenizer.save` (`bpe_core.load` builds it)."""
-    return spec_from_content(read_file(path, DESCRIPTION), path)
 
 
 def spec_from_content(content: bytes, path: str) -> TokenizerSpec:

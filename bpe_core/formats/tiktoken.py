@@ -25,7 +25,7 @@ from typing import Any
 
 from bpe_core.engine import recover_merges
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output, make_directory
+from bpe_core.files import atomic_output, make_directory, read_file
 from bpe_core.formats.layout import MAX_ID
 from bpe_core.plugins import registry
 from bpe_core.spec import ComponentConfig, IdLayout, PackedMerges, TokenizerSpec, TokenizerView
@@ -73,16 +73,7 @@ PUBLISHED: dict[str, PublishedVocabulary] = {
 
 def _content(path: str) -> bytes:
     """A file's content (uncompressed, for .gz), or the error that names it."""
-    return _unpacked(_stored(path), path)
-
-
-def _stored(path: str) -> bytes:
-    """A file's bytes as stored, or the error that names it."""
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except OSError as error:
-        raise BpeError(f"cannot read {path}: {error.strerror or error}") from error
+    return _unpacked(read_file(path, "tiktoken file"), path)
 
 
 def _unpacked(stored: bytes, path: str) -> bytes:
@@ -169,12 +160,6 @@ def pretokenizer_for(pattern: str) -> Any:
     if pattern in NAMED_PATTERNS:
         return registry().pretokenizer(pattern, {})
     return registry().pretokenizer("regex", {"pattern": pattern})
-
-
-def read_spec(path: str, pattern: str | None = None, special_tokens: dict[str, int] | None = None) -> TokenizerSpec:
-    """The spec of a `.tiktoken` file (`bpe_core.from_tiktoken` builds it; its docstring says
-    how `pattern` and `special_tokens` work)."""
-    return spec_from_content(_stored(path), path, pattern, special_tokens)
 
 
 def spec_from_content(
