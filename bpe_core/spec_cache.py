@@ -26,6 +26,7 @@ import sys
 import time
 from array import array
 from collections.abc import Callable
+from functools import cache
 from typing import Any, TypeVar
 
 from bpe_core.contract import cache_folder
@@ -99,8 +100,18 @@ def _entry(content: bytes, reader: str, options: object) -> str | None:
 
 def _key(content: bytes, reader: str, options: object) -> str | None:
     """The digest an entry is named by; None when a maker's code cannot be read."""
+    code = _makers_digest()
+    if code is None:
+        return None
     digest = hashlib.sha256(content)
-    digest.update(repr((reader, options, VERSION, sorted(registry().plugin_versions().items()))).encode())
+    digest.update(repr((reader, options, VERSION, code, sorted(registry().plugin_versions().items()))).encode())
+    return digest.hexdigest()
+
+
+@cache
+def _makers_digest() -> str | None:
+    """A digest of the makers' code, read once a process; None when some cannot be read."""
+    digest = hashlib.sha256()
     for name in MAKERS:
         found = importlib.util.find_spec(name)  # where its code is, without running it
         module_file = found.origin if found is not None else None
