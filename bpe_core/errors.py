@@ -1,8 +1,14 @@
-"""The one exception type users see: a message for a person, naming the file, line or key."""
+"""The exception types users see: a message for a person, naming the file, line or key."""
 
 
 class BpeError(Exception):
     """Bad input or configuration. The CLI prints `error: <message>` and exits with status 2."""
+
+
+class WrongTokenizer(BpeError):
+    """Ids (a shard set, an ids file) read with a tokenizer other than the one that made them, or
+    counts trained with another config: the message names both; `--force` (`force=True`) reads
+    them anyway where that can make sense."""
 
 
 def located(where: str, message: str) -> str:

@@ -311,3 +311,30 @@ def make_directory(directory: str) -> None:
         os.makedirs(directory, exist_ok=True)
     except OSError as error:
         raise BpeError(f"cannot create the folder {directory}: {error.strerror or error}") from error
+
+
+def contained_path(directory: str, name: Any, where: str, what: str) -> str:
+    """The path of a file that a file (`where`: a shard index, a config) names, as `what` (its
+    entry: `shard`, `input.paths[0]`), relative to `directory`; a BpeError naming `where` and the
+    entry when the name is not one of a file inside `directory`: not a non-empty string, an
+    absolute path, a `..` part (`\\` counts as a separator too), or a path that symbolic links
+    lead out of `directory` (resolved as the file system stands now).
+
+    Names read from files are data, not instructions: a shard set or a config that someone else
+    made must not make a command read or write elsewhere. Paths given on the command line are the
+    user's own and are not checked here."""
+    if not isinstance(name, str) or not name or "\0" in name:
+        shown = repr(name) if len(repr(name)) <= 80 else repr(name)[:60] + "..."
+        raise BpeError(f"{where}: {what} {shown} is not a file name")
+    shown = repr(name) if len(name) <= 80 else repr(name[:60] + "...")
+    outside = f"{where}: {what} {shown} is outside {directory or '.'}"
+    if os.path.isabs(name) or os.path.splitdrive(name)[0] or name.startswith(("/", "\\")):
+        raise BpeError(f"{outside} (an absolute path); the files it names must be inside that directory")
+    if ".." in name.replace("\\", "/").split("/"):
+        raise BpeError(f"{outside} (a .. part); the files it names must be inside that directory")
+    path = os.path.join(directory, name)
+    inside = os.path.realpath(directory or ".")
+    resolved = os.path.realpath(path)
+    if os.path.commonpath([inside, resolved]) != inside:
+        raise BpeError(f"{outside} (a symbolic link to {resolved}); the files it names must be inside that directory")
+    return path
