@@ -147,6 +147,11 @@ def build_parser(version: str) -> argparse.ArgumentParser:
         default="replace",
         help="ids that make invalid UTF-8 (text): U+FFFD for each bad byte sequence, as tiktoken, or an error",
     )
+    decode.add_argument(
+        "--force",
+        action="store_true",
+        help="decode even if the shard index or --names header says another tokenizer made the ids",
+    )
 
     inspect = commands.add_parser("inspect", help="describe a tokenizer file")
     inspect.add_argument("tokenizer", nargs="?", help="tokenizer file (or -t TOKENIZER)")

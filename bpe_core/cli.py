@@ -202,6 +202,11 @@ def _cmd_encode(args: argparse.Namespace) -> int:
         atomic_output(args.output, args.format == "bin") as out,
         progress_bars.input_bar(progress, "encoding", expand_paths(inputs, reader_suffixes(reader))) as bar,
     ):
+        if args.names:  # which tokenizer made the ids, for `bpe decode` to check
+            from bpe_core.fingerprint import tokenizer_digest
+            from bpe_core.idfiles import TokenizerMark, ids_header
+
+            out.write(ids_header(TokenizerMark(tokenizer.name, tokenizer_digest(tokenizer), tokenizer.vocab_size)))
         read = progress_bars.metered(reader.documents(inputs, strict=True), bar)
         windows = None
         if args.max_length is not None:
@@ -217,10 +222,13 @@ def _cmd_encode(args: argparse.Namespace) -> int:
 
 
 def _ids_documents(args: argparse.Namespace, tokenizer: "Tokenizer") -> Iterator[tuple[str, str | None, Sequence[int]]]:
-    """(where, name, ids) per document of the decode input: a shard directory or an ids file."""
-    from bpe_core.idfiles import documents_in
+    """(where, name, ids) per document of the decode input: a shard directory or an ids file;
+    ids another tokenizer made are refused unless --force."""
+    from bpe_core.fingerprint import tokenizer_digest
+    from bpe_core.idfiles import TokenizerMark, documents_in
 
-    return documents_in(args.file, tokenizer.vocab_size, args.format == "bin", args.dtype)
+    reading = TokenizerMark(tokenizer.name, tokenizer_digest(tokenizer), tokenizer.vocab_size)
+    return documents_in(args.file, reading, args.format == "bin", args.dtype, args.force)
 
 
 def _decoded_records(tokenizer: "Tokenizer", args: argparse.Namespace) -> Iterator[tuple[str, Any]]:
@@ -293,10 +301,11 @@ def _cmd_decode(args: argparse.Namespace) -> int:
 
 
 def _decode_to_files(tokenizer: "Tokenizer", args: argparse.Namespace) -> int:
-    """`decode -o DIR/`: one file per document, DIR/000000.mid, ... (each written atomically), for
-    a decoder of files (the `WritesFiles` ability), into a new or empty directory or one that
-    holds only such files (a previous decode's, replaced: the ones beyond the new count go)."""
+    """`decode -o DIR/`: one file per document, DIR/000000.mid, ..., for a decoder of files (the
+    `WritesFiles` ability), into a new or empty directory or one that holds only such files (a
+    previous decode's, replaced whole: the new files are written beside it, then take its place)."""
     from bpe_core.contract import WritesFiles
+    from bpe_core.files import staged_directory
 
     decoder = tokenizer.decoder
     output = args.output
@@ -314,16 +323,9 @@ def _decode_to_files(tokenizer: "Tokenizer", args: argparse.Namespace) -> int:
             f"cannot write to {output}: it is a directory holding {stranger!r}, which no `bpe decode -o DIR/` "
             "wrote (give a new or empty directory)"
         )
-    try:
-        os.makedirs(output, exist_ok=True)
-    except OSError as error:
-        raise BpeError(f"cannot create the directory {output}: {error.strerror or error}") from None
-    names: set[str] = set()
-    for count, document in enumerate(_decoded_documents(tokenizer, args)):
-        names.add(f"{count:06d}{decoder.file_suffix}")
-        decoder.write(document, os.path.join(output, f"{count:06d}{decoder.file_suffix}"))
-    for entry in set(previous) - names:  # a previous decode's files beyond this one's
-        os.unlink(os.path.join(output, entry))
+    with staged_directory(output, output) as staging:
+        for count, document in enumerate(_decoded_documents(tokenizer, args)):
+            decoder.write(document, os.path.join(staging, f"{count:06d}{decoder.file_suffix}"))
     return 0
 
 

@@ -5,7 +5,10 @@ The shards are read through numpy memmaps (opened on first use in each process, 
 worker processes map the files themselves; nothing is read whole). numpy is imported when a
 `TokenShards` is made, never when bpe_core is (the `[data]` extra names it; Biopython, a runtime
 dependency, brings it today); torch is never imported: the dataset gives numpy arrays, which the
-DataLoader's collate turns into tensors. This module writes nothing and knows no tokenizer.
+DataLoader's collate turns into tensors. The shard index is checked as `bpe decode` checks it
+(`idfiles.shard_list`: every shard a file inside the directory, exactly as long as the index
+says), and, given the tokenizer the ids are for, that the index records it (by content SHA-256).
+This module writes nothing and builds no tokenizer.
 """
 
 import importlib
@@ -13,7 +16,11 @@ import os
 from typing import Any
 
 from bpe_core.errors import BpeError
-from bpe_core.idfiles import read_shard_index
+from bpe_core.fingerprint import tokenizer_digest
+from bpe_core.idfiles import TokenizerMark, check_made_by, read_shard_index, shard_list
+from bpe_core.tokenizer import Tokenizer
+
+FORCE_HINT = "pass force=True to read them anyway"
 
 NUMPY_DTYPES = {"uint16": "<u2", "uint32": "<u4"}
 
@@ -43,6 +50,10 @@ class TokenShards:
     Each item is a numpy int64 array of shape (length,); `mask(i)` says which of its ids are not
     padding.
 
+    Given `tokenizer` (the one the model's ids are for), a directory that the index says another
+    tokenizer encoded is refused with a `WrongTokenizer` error naming both (by content SHA-256, or
+    by vocabulary size for an index written before digests were recorded), unless `force=True`.
+
     >>> shards = TokenShards("shards/", length=512, pad_id=0)
     >>> loader = torch.utils.data.DataLoader(shards, batch_size=8, shuffle=True)
     """
@@ -56,6 +67,8 @@ class TokenShards:
         documents: bool = False,
         samples: int | None = None,
         seed: int = 0,
+        tokenizer: Tokenizer | None = None,
+        force: bool = False,
     ) -> None:
         numpy = _numpy()
         self.directory = os.fspath(directory)
@@ -70,23 +83,16 @@ class TokenShards:
         if samples is not None and documents:
             raise BpeError("TokenShards samples: with documents=True there is one item per document")
         index_path, index = read_shard_index(self.directory)
-        dtype = index["dtype"]
-        self.dtype: str = NUMPY_DTYPES[dtype]
+        if tokenizer is not None:
+            reading = TokenizerMark(tokenizer.name, tokenizer_digest(tokenizer), tokenizer.vocab_size)
+            check_made_by(self.directory, index.get("tokenizer"), reading, force, FORCE_HINT)
+        shards = shard_list(self.directory, index_path, index)
+        self.dtype: str = NUMPY_DTYPES[index["dtype"]]
         self.eos_id: int | None = index.get("eos_id")
-        self.paths = [os.path.join(self.directory, str(entry.get("shard"))) for entry in index["shards"]]
-        width = numpy.dtype(self.dtype).itemsize
-        sizes = []
-        for path in self.paths:
-            try:
-                size = os.path.getsize(path)
-            except OSError as error:
-                raise BpeError(f"cannot read {path}: {error.strerror or error}") from None
-            if size % width:
-                raise BpeError(f"{path}: {size} bytes is not a whole number of {dtype} ids")
-            sizes.append(size // width)
+        self.paths = [shard.path for shard in shards]
         self.shard_starts = [0]
-        for size in sizes:
-            self.shard_starts.append(self.shard_starts[-1] + size)
+        for shard in shards:
+            self.shard_starts.append(self.shard_starts[-1] + shard.tokens)
         self.tokens = self.shard_starts[-1]
         if self.tokens == 0:
             raise BpeError(f"{self.directory} holds no ids")

@@ -2,17 +2,27 @@
 of decimal ids (`--format ids`, a document a line, `NAME<TAB>ids` with `--names`), and shard
 directories (`index.json` and one `.bin` per input, as `bpe encode -o DIR/` writes them).
 
-The readers name the file and line (or shard and record) of anything that is not an id. This
-module writes nothing (`corpus.shards` does) and knows no tokenizer: ids are checked by decoding.
+The readers name the file and line (or shard and record) of anything that is not an id. A
+shard index is data, not instructions: each shard it names must be a file inside its directory
+(`files.contained_path`) holding exactly the ids the index counts for it. A shard index and an
+ids file written with `--names` (its first line, `#bpe-core ids {...}`) record the tokenizer
+that made them, by name and content SHA-256 (`fingerprint.tokenizer_digest`); reading them
+with another is a `WrongTokenizer` error unless forced. Files written before the digest was
+recorded are checked by vocabulary size only.
+
+This module writes nothing (`corpus.shards` does) and knows no tokenizer (its callers give its
+`TokenizerMark`): ids are checked by decoding.
 """
 
+import json
 import os
 import sys
 from array import array
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from bpe_core.errors import BpeError
+from bpe_core.errors import BpeError, WrongTokenizer
 
 FORMAT = "bpe-core shards"
 INDEX = "index.json"
@@ -21,6 +31,57 @@ ARRAY_CODES = {"uint16": "H", "uint32": "I"}
 # An id has at most this many digits: more is no id of any vocabulary (and Python refuses to
 # convert over 4,300 digits), so such a token is echoed shortened.
 ID_DIGITS = 19
+# the first line of an ids file written with --names: this, then the header's JSON
+IDS_HEADER = "#bpe-core ids "
+FORCE_HINT = "pass --force to decode anyway"
+
+
+@dataclass(frozen=True)
+class TokenizerMark:
+    """A tokenizer as ids files record it: its name, its content SHA-256
+    (`fingerprint.tokenizer_digest`) and its vocabulary size."""
+
+    name: str
+    sha256: str
+    vocab_size: int
+
+    def recorded(self) -> dict[str, Any]:
+        """The `tokenizer` object of a shard index or an ids file's header."""
+        return {"name": self.name, "vocab_size": self.vocab_size, "sha256": self.sha256}
+
+
+def ids_header(mark: TokenizerMark) -> str:
+    """The first line of an ids file written with --names: which tokenizer made it."""
+    return IDS_HEADER + json.dumps({"tokenizer": mark.recorded()}, ensure_ascii=False) + "\n"
+
+
+def check_made_by(source: str, recorded: Any, reading: TokenizerMark, force: bool, hint: str = FORCE_HINT) -> None:
+    """Refuse ids that `recorded` (a shard index's or ids file's `tokenizer` object) says another
+    tokenizer made than `reading`, unless `force`: by SHA-256 when both have one, else (a file
+    written before digests were recorded) by vocabulary size. The error names both and says
+    `hint` (how to read them anyway)."""
+    if force or not isinstance(recorded, dict):
+        return
+    digest = recorded.get("sha256")
+    name = recorded.get("name")
+    if isinstance(digest, str) and reading.sha256 and digest != reading.sha256:
+        made_by = _shown(name) if isinstance(name, str) else "another tokenizer"
+        raise WrongTokenizer(
+            f"{source} was encoded with {made_by} (sha256 {_shown(digest[:12])}...), not {_shown(reading.name)} "
+            f"(sha256 {reading.sha256[:12]}...): {hint}"
+        )
+    size = recorded.get("vocab_size")
+    if (not isinstance(digest, str) or not reading.sha256) and isinstance(size, int) and size != reading.vocab_size:
+        raise WrongTokenizer(
+            f"{source} was encoded with a vocabulary of {size} ids; {_shown(reading.name)} has "
+            f"{reading.vocab_size}: {hint}"
+        )
+
+
+def _shown(text: str) -> str:
+    """A name from a file, cut short and with no line breaks (a hostile index may hold anything)."""
+    text = text if len(text) <= 60 else text[:40] + "..."
+    return text.encode("unicode_escape").decode("ascii") if not text.isprintable() else text
 
 
 def id_bytes(ids: list[int], dtype: str) -> bytes:
@@ -43,20 +104,25 @@ def narrowest_dtype(vocab_size: int) -> str:
 
 
 def documents_in(
-    path: str | None, vocab_size: int, binary: bool, dtype: str
+    path: str | None, reading: TokenizerMark, binary: bool, dtype: str, force: bool = False
 ) -> Iterator[tuple[str, str | None, Sequence[int]]]:
     """(where, name, ids) per document: of a shard directory (its index names the records), or of
     an ids file (`binary`: one document of `dtype` ids); None or "-" is standard input. Binary ids
-    come as an `array` of their dtype, as the file holds them."""
+    come as an `array` of their dtype, as the file holds them. Ids that another tokenizer than
+    `reading` made (by their index or header) are refused unless `force`."""
     if path is not None and os.path.isdir(path):
-        return read_shards(path, vocab_size)
-    lines = read_ids(path or "-", binary, dtype)
+        return read_shards(path, reading.vocab_size, reading, force)
+    lines = read_ids(path or "-", binary, dtype, reading, force)
     return ((f"{path or '-'}, line {line_number}", name, ids) for line_number, name, ids in lines)
 
 
-def read_ids(source: str, binary: bool, dtype: str) -> Iterator[tuple[int, str | None, Sequence[int]]]:
+def read_ids(
+    source: str, binary: bool, dtype: str, reading: TokenizerMark | None = None, force: bool = False
+) -> Iterator[tuple[int, str | None, Sequence[int]]]:
     """(line number, name, ids) per document in an ids file (a bin file is one document); a line
-    `NAME<TAB>ids` (`bpe encode --names`) names its document."""
+    `NAME<TAB>ids` (`bpe encode --names`) names its document. A first line `#bpe-core ids {...}`
+    (no tab) is the header `--names` writes: the tokenizer it records is checked against
+    `reading` (see `check_made_by`)."""
     if binary:
         width = DTYPES[dtype]
         try:
@@ -73,12 +139,25 @@ def read_ids(source: str, binary: bool, dtype: str) -> Iterator[tuple[int, str |
         raise BpeError(f"cannot read {source}: {error.strerror or error}") from error
     with handle:
         for line_number, line in enumerate(handle, start=1):
+            if line_number == 1 and line.startswith(IDS_HEADER.encode()) and b"\t" not in line:
+                _check_header(line, source, reading, force)
+                continue
             name, tab, rest = line.partition(b"\t")
             yield (
                 line_number,
                 (_record_name(name, source, line_number) if tab else None),
                 [_token_id(token, source, line_number) for token in (rest if tab else line).split()],
             )
+
+
+def _check_header(line: bytes, source: str, reading: TokenizerMark | None, force: bool) -> None:
+    """The header line of an ids file written with --names, checked against the reading tokenizer."""
+    try:
+        header = json.loads(line[len(IDS_HEADER) :].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise BpeError(f"{source}, line 1: a damaged header (as `bpe encode --names` writes it)") from None
+    if reading is not None and isinstance(header, dict):
+        check_made_by(source, header.get("tokenizer"), reading, force)
 
 
 def _record_name(name: bytes, source: str, line_number: int) -> str:
@@ -118,42 +197,93 @@ def read_shard_index(directory: str) -> tuple[str, dict[str, Any]]:
         raise BpeError(f"{index_path} is not a {FORMAT} index (as `bpe encode --format bin -o DIR/` writes it)")
     if index.get("dtype") not in DTYPES:
         raise BpeError(f"{index_path}: dtype {index.get('dtype')!r}; allowed: {', '.join(DTYPES)}")
+    eos_id = index.get("eos_id")
+    if eos_id is not None and (isinstance(eos_id, bool) or not isinstance(eos_id, int) or eos_id < 0):
+        raise BpeError(f"{index_path}: eos_id {eos_id!r} is not a token id")
     return index_path, index
 
 
-def read_shards(directory: str, vocab_size: int) -> Iterator[tuple[str, str | None, "array[int]"]]:
+@dataclass(frozen=True)
+class Shard:
+    """One shard an index lists, checked: its path inside the directory, its entry, and its ids
+    (the file holds exactly this many of the index's dtype)."""
+
+    path: str
+    entry: dict[str, Any]
+    tokens: int
+
+
+def shard_list(directory: str, index_path: str, index: dict[str, Any]) -> list[Shard]:
+    """The shards `index` lists, each a regular file inside `directory` (`files.contained_path`)
+    whose size is exactly its `tokens` ids, with `lengths` (and `names`) that fit them; anything
+    else is a BpeError naming the index and the entry."""
+    from bpe_core.files import contained_path  # imported on use, as in read_shard_index
+
+    width = DTYPES[index["dtype"]]
+    shards: list[Shard] = []
+    for number, entry in enumerate(index["shards"], start=1):
+        if not isinstance(entry, dict):
+            raise BpeError(f"{index_path}: shard {number} is not an object with a shard name")
+        path = contained_path(directory, entry.get("shard"), index_path, f"shard {number}")
+        tokens = entry.get("tokens")
+        if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0:
+            raise BpeError(f"{index_path}: shard {number} ({entry['shard']}) has no token count (tokens)")
+        try:
+            status = os.stat(path)
+        except OSError as error:
+            raise BpeError(f"cannot read {path}: {error.strerror or error}") from None
+        if not os.path.isfile(path):
+            raise BpeError(f"cannot read {path}: it is not a regular file")
+        if status.st_size != tokens * width:
+            size = f"{status.st_size // width} ids" if status.st_size % width == 0 else f"{status.st_size} bytes"
+            raise BpeError(
+                f"{path}: {size}, but {index_path} says {tokens} ids of {index['dtype']}; "
+                "the shard set is damaged (encode it again)"
+            )
+        lengths = entry.get("lengths")
+        names = entry.get("names")
+        if lengths is not None and (
+            not isinstance(lengths, list)
+            or not all(isinstance(length, int) and not isinstance(length, bool) and length >= 0 for length in lengths)
+            or sum(lengths) != tokens
+            or (names is not None and (not isinstance(names, list) or len(names) != len(lengths)))
+        ):
+            raise BpeError(f"{index_path}: the lengths of {entry['shard']} do not add up to its {tokens} ids")
+        shards.append(Shard(path, entry, tokens))
+    return shards
+
+
+def read_shards(
+    directory: str, vocab_size: int, reading: TokenizerMark | None = None, force: bool = False
+) -> Iterator[tuple[str, str | None, "array[int]"]]:
     """(where, name, ids) of each document in a shard directory, in index order; the ids as an
     `array` of the index's dtype (slices of the shard's, made without a Python int per id).
 
     Documents are cut by the index's per-document lengths when it has them (named records,
     windows), else after each
     end-of-document token, else each shard is one stream (text without --eos: decoding the
-    pieces gives the concatenation, exactly). `vocab_size` is the decoding tokenizer's: a
-    directory encoded with another vocabulary is refused."""
+    pieces gives the concatenation, exactly). `reading` is the decoding tokenizer (else one of
+    `vocab_size` ids, known by that alone): a directory another tokenizer encoded is refused
+    unless `force` (see `check_made_by`). Every shard is checked (`shard_list`) before any is read."""
     index_path, index = read_shard_index(directory)
     dtype = index["dtype"]
-    encoded_with = (index.get("tokenizer") or {}).get("vocab_size")
-    if encoded_with is not None and encoded_with != vocab_size:
-        raise BpeError(
-            f"{directory} was encoded with a vocabulary of {encoded_with} ids; this tokenizer has {vocab_size}"
-        )
+    check_made_by(directory, index.get("tokenizer"), reading or TokenizerMark("this tokenizer", "", vocab_size), force)
+    shards = shard_list(directory, index_path, index)
     eos_id = index.get("eos_id")
-    width = DTYPES[dtype]
-    for entry in index["shards"]:
-        shard_path = os.path.join(directory, str(entry.get("shard")))
+    for shard in shards:
+        shard_path = shard.path
+        entry = shard.entry
         try:
             with open(shard_path, "rb") as handle:
                 data = handle.read()
         except OSError as error:
             raise BpeError(f"cannot read {shard_path}: {error.strerror or error}") from error
-        if len(data) % width:
-            raise BpeError(f"{shard_path}: {len(data)} bytes is not a whole number of {dtype} ids")
+        if len(data) != shard.tokens * DTYPES[dtype]:  # it changed since it was checked
+            raise BpeError(f"{shard_path}: {len(data)} bytes, but {index_path} says {shard.tokens} ids of {dtype}")
         ids = _little_endian_ids(data, dtype)
         names = entry.get("names")
         lengths = entry.get("lengths")
         if lengths is not None:  # named records, or windows (`--max-length`)
-            if (names is not None and len(names) != len(lengths)) or sum(lengths) != len(ids):
-                raise BpeError(f"{index_path}: the lengths of {entry.get('shard')} do not add up to its {len(ids)} ids")
             start = 0
             for number, length in enumerate(lengths, start=1):
                 if names is None:

@@ -59,8 +59,11 @@ def read_fasta_file(path: Path) -> list[tuple[str, str]]:
 
 
 def named_ids(output: str) -> list[tuple[str, list[int]]]:
+    """The rows of `bpe encode --names` output, after its header line (which tokenizer made them)."""
+    header, _, rows_text = output.partition("\n")
+    assert header.startswith("#bpe-core ids {"), f"no header line: {header[:60]!r}"
     rows = []
-    for line in output.splitlines():
+    for line in rows_text.splitlines():
         name, tab, ids = line.partition("\t")
         assert tab, f"no NAME<TAB> column in {line[:60]!r}"
         rows.append((name, [int(token) for token in ids.split()]))

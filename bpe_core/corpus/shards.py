@@ -5,22 +5,22 @@ Dask cluster (chosen here; the dask runner runs this module's tasks).
 A shard holds the ids of its input's documents back to back (each followed by the end-of-
 document token when one is given), as little-endian uint16 or uint32. `index.json` lists the
 shards in input order with their input, documents and tokens, so the shards concatenated in that
-order are what encoding the inputs in one run gives. When the documents are named records
-(FASTA/FASTQ), a shard's entry also lists each one's name and token count, so decoding gives
-the records back. Each shard and the index are written atomically, so a rerun after a failure
-(or a retried Dask task) never leaves a torn file.
+order are what encoding the inputs in one run gives; and the tokenizer that made them, by name,
+vocabulary size and content SHA-256 (`fingerprint.tokenizer_digest`), which reading checks.
+When the documents are named records (FASTA/FASTQ), a shard's entry also lists each one's name
+and token count, so decoding gives the records back. Each shard and the index are written
+atomically, so a rerun after a failure (or a retried Dask task) never leaves a torn file.
 
-A whole set is written into a new directory beside the target (`.tmp-NAME-*`) and renamed into
-place at the end, replacing a previous set there; a failure, Ctrl-C or SIGTERM removes the new
-directory and leaves the old set (shards and index together) as it was. A directory that holds
+A whole set is written into a new directory beside the target (`.tmp-NAME-*`) and put in its
+place at the end (`files.staged_directory`), replacing a previous set there; a failure, Ctrl-C or
+SIGTERM removes the new directory and leaves the old set (shards and index together) as it was,
+and of two runs into one directory the later one's set is there whole. A directory that holds
 anything but a previous shard set is refused, never replaced. Reading ids back is `idfiles`.
 """
 
 import json
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -32,9 +32,10 @@ from bpe_core.contract import ReadsRanges, document_name
 from bpe_core.corpus.streaming import corpus_reader, encode_pieces, text_cutter
 from bpe_core.corpus.training_windows import WindowReport, merged_summary, window_name, window_pieces
 from bpe_core.errors import BpeError
-from bpe_core.files import atomic_output, current_umask, reader_files, unwind_on_termination
+from bpe_core.files import atomic_output, reader_files, staged_directory
+from bpe_core.fingerprint import tokenizer_digest
 from bpe_core.formats import native
-from bpe_core.idfiles import FORMAT, INDEX, check_dtype, id_bytes
+from bpe_core.idfiles import FORMAT, INDEX, TokenizerMark, check_dtype, id_bytes
 from bpe_core.loading import from_dict
 from bpe_core.runners import dask
 from bpe_core.tokenizer import Tokenizer
@@ -158,15 +159,9 @@ def encode_to_shards(
     check_dtype(options.dtype, tokenizer.vocab_size)
     files = reader_files(corpus_reader(tokenizer), list(paths))
     target = os.path.normpath(directory)
-    staging = _staging_directory(target, directory)
-    try:
-        with unwind_on_termination():
-            index = _encode_set(tokenizer, files, staging, options, runner, progress)
-            _swap_in(staging, target, directory)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return index
+    _check_target(target, directory)
+    with staged_directory(target, directory) as staging:
+        return _encode_set(tokenizer, files, staging, options, runner, progress)
 
 
 def _encode_set(
@@ -192,6 +187,11 @@ def _encode_set(
             progress,
             SHARD_TASKS,
             whole_files=options.max_length is not None,  # a window may not end where a range does
+            components=[
+                ("pretokenizer", tokenizer.spec.pretokenizer.name),
+                ("reader", str(tokenizer.config.get("input", {}).get("reader", "text"))),
+                *(("normalizer", item.name) for item in tokenizer.spec.normalizers),
+            ],
         )
     else:
         results = []
@@ -204,7 +204,7 @@ def _encode_set(
     index = {
         "format": FORMAT,
         "version": VERSION,
-        "tokenizer": {"name": tokenizer.name, "vocab_size": tokenizer.vocab_size},
+        "tokenizer": TokenizerMark(tokenizer.name, tokenizer_digest(tokenizer), tokenizer.vocab_size).recorded(),
         "dtype": options.dtype,
         "eos_id": options.eos_id,
         "documents": sum(result[0] for result in results),
@@ -221,9 +221,8 @@ def _encode_set(
     return index
 
 
-def _staging_directory(target: str, shown: str) -> str:
-    """A new, empty directory beside `target` for the new set, once `target` is known to be
-    absent, empty or a previous shard set (which the new set may replace)."""
+def _check_target(target: str, shown: str) -> None:
+    """`target` may take a new set: absent, empty or a previous shard set (which it replaces)."""
     if os.path.exists(target):
         if not os.path.isdir(target):
             raise BpeError(f"cannot write shards to {shown}: it is a file, not a directory")
@@ -233,14 +232,6 @@ def _staging_directory(target: str, shown: str) -> str:
                 f"cannot write shards to {shown}: it holds {stranger!r}, which no previous `bpe encode` wrote there "
                 "(give a new or empty directory, or one with a shard set to replace)"
             )
-    parent = os.path.dirname(os.path.abspath(target))
-    try:
-        os.makedirs(parent, exist_ok=True)
-        staging = tempfile.mkdtemp(dir=parent, prefix=f".tmp-{os.path.basename(os.path.abspath(target))}-")
-        os.chmod(staging, 0o777 & ~current_umask())  # temporary directories are private; outputs are not
-        return staging
-    except OSError as error:
-        raise BpeError(f"cannot create the shard directory {shown}: {error.strerror or error}") from error
 
 
 def _not_a_shard(directory: str) -> str | None:
@@ -260,25 +251,6 @@ def _not_a_shard(directory: str) -> str | None:
     if listed is None:
         return INDEX if INDEX in entries else entries[0]
     return next((entry for entry in entries if entry != INDEX and entry not in listed), None)
-
-
-def _swap_in(staging: str, target: str, shown: str) -> None:
-    """Put the finished set in place of `target`; the previous set is removed only once the new
-    one is there (if the rename fails, the previous set is put back)."""
-    try:
-        if not os.path.exists(target):
-            os.rename(staging, target)
-            return
-        retired = tempfile.mkdtemp(dir=os.path.dirname(os.path.abspath(target)), prefix=".old-")
-        os.replace(target, retired)  # a directory may replace an empty one
-        try:
-            os.rename(staging, target)
-        except BaseException:
-            os.rename(retired, target)
-            raise
-    except OSError as error:
-        raise BpeError(f"cannot replace the shard directory {shown}: {error.strerror or error}") from error
-    shutil.rmtree(retired, ignore_errors=True)
 
 
 # encoding on a Dask worker: the tasks the dask runner submits, by name ----------------------------
