@@ -68,10 +68,15 @@ def _runner_choice(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
+    overrides = _pipeline_overrides(args)
+    if not args.output and "output" not in overrides:  # a config file's, checked before training
+        from bpe_core.config import load_config, output_path
+
+        output_path(load_config(args.config, overrides))
     tokenizer = bpe_core.train(
         args.config,
         args.files or None,
-        _pipeline_overrides(args),
+        overrides,
         workers=args.workers,
         progress=False if args.quiet else None,
         counts=args.from_counts or None,

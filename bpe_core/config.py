@@ -5,6 +5,12 @@ the closest key for a misspelt one. The keys of the runner, trainer, special_tok
 input.sample sections are the fields of their dataclasses, in the YAML and in `Config.to_dict`
 alike. Component options (a pretokenizer's own keys) are checked by the component itself, not
 here. This module does not run anything.
+
+A config file names files (`input.paths`, `output`): they are data, not instructions, so each
+must stay inside the config's directory (`files.contained_path`: no absolute path, no `..`, no
+symbolic link out of it), and `output` inside the working directory, where it is written. Files
+elsewhere are given on the command line (or with `--set`, `-o`, which are the user's own). A
+dict config is code, and its paths are not checked.
 """
 
 import os
@@ -13,6 +19,7 @@ from typing import Any
 
 from bpe_core.engine import TIE_RULES
 from bpe_core.errors import BpeError
+from bpe_core.files import contained_path
 from bpe_core.spec import ComponentConfig
 
 SPECIAL_POSITIONS = ("end", "start")
@@ -254,6 +261,41 @@ def load_config(source: str | os.PathLike[str] | dict[str, Any], overrides: dict
         raw = read_yaml(origin, MAX_DEPTH)
     raw = apply_overrides(raw, overrides or {}, origin)
     return parse_config(raw, origin)
+
+
+def output_path(config: Config) -> str | None:
+    """The config's `output`, a file's inside the working directory (see the module docstring)."""
+    if config.origin == "<dict>" or not config.output:
+        return config.output
+    return contained_path("", config.output, config.origin, "output")
+
+
+def input_paths(config: Config) -> list[str]:
+    """The config's `input.paths`, a file's relative to its directory and inside it (see the
+    module docstring); "-" is standard input."""
+    if config.origin == "<dict>":
+        return list(config.input.paths)
+    base = os.path.dirname(config.origin)
+    return [
+        path if path == "-" else _files_inside(base, path, config.origin, f"input.paths[{number}]")
+        for number, path in enumerate(config.input.paths)
+    ]
+
+
+def _files_inside(base: str, path: str, origin: str, what: str) -> str:
+    """`path` joined to `base` (see `contained_path`), once every file it names (a glob's matches,
+    a directory's files) is found inside `base` too, symbolic links resolved."""
+    import glob  # for naming inputs only
+
+    joined = contained_path(base, path, origin, what)
+    named = glob.glob(joined, recursive=True) if glob.has_magic(path) else [joined]
+    for found in named:
+        files = [found]
+        if os.path.isdir(found):
+            files = [os.path.join(root, name) for root, _, names in os.walk(found) for name in names]
+        for file in files:
+            contained_path(base, os.path.relpath(file, base or "."), origin, f"{what} ({file})")
+    return joined
 
 
 def parse_config(raw: dict[str, Any], origin: str) -> Config:

@@ -9,16 +9,21 @@ A chunk is stored as its base symbol ids (what the engine trains on), packed big
 or 3 bytes per symbol by alphabet size, so byte order is symbol order: for a byte-level text
 pretokenizer a key is the chunk's UTF-8 bytes. The file is gzip-compressed:
 
-    line 1   JSON header: format, version, the counting config (input, normalizer, pretokenizer),
-             alphabet size, symbol width, totals, inputs (path, size, sha256), reader measures
+    line 1   JSON header: format, version, the counting config (normalizer, pretokenizer) and its
+             SHA-256 (`config_sha256`: of its canonical JSON, `config_digest`), alphabet size,
+             symbol width, totals, inputs (path, size, sha256, how each was read), reader measures
     then     one record per unique chunk, sorted by key: count (8 bytes, big-endian),
              key length (4 bytes, big-endian), key
 
 Records are sorted and inputs listed by path, so merging the same files in any order gives the
-same bytes. Writing is atomic.
+same bytes. Writing is atomic. The input paths are a record of what was counted: nothing opens
+them. Counts made with another counting config than the one trained with are refused, naming
+both by digest and the first key that differs (files written before the digest was recorded
+are compared by their config alone).
 """
 
 import gzip
+import hashlib
 import json
 import os
 import struct
@@ -27,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bpe_core.errors import BpeError
+from bpe_core.errors import BpeError, WrongTokenizer
 from bpe_core.files import atomic_output
 
 FORMAT = "bpe-core counts"
@@ -60,6 +65,12 @@ def unpack(key: bytes, width: int) -> list[int]:
     if width == 1:
         return list(key)
     return [int.from_bytes(key[start : start + width], "big") for start in range(0, len(key), width)]
+
+
+def config_digest(config: dict[str, Any]) -> str:
+    """The SHA-256 (hex) of a counting config as canonical JSON (sorted keys, no spaces)."""
+    canonical = json.dumps(config, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def merge_measures(total: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
@@ -103,6 +114,7 @@ class Counts:
             "format": FORMAT,
             "version": VERSION,
             "config": self.config,
+            "config_sha256": config_digest(self.config),
             "alphabet_size": self.alphabet_size,
             "symbol_width": self.width,
             "unique_chunks": len(self.chunks),
@@ -156,6 +168,9 @@ def load_counts(path: str | os.PathLike[str]) -> Counts:
         alphabet_size = int(header["alphabet_size"])
         if int(header["symbol_width"]) != symbol_width(alphabet_size):
             raise ValueError(f"symbol_width {header['symbol_width']} does not fit an alphabet of {alphabet_size}")
+        recorded = header.get("config_sha256")
+        if recorded is not None and recorded != config_digest(dict(header["config"])):
+            raise ValueError("its config_sha256 is not the SHA-256 of its config: the header was changed")
         chunks = _records(body, int(header["unique_chunks"]))
         return Counts(
             dict(header["config"]), alphabet_size, chunks, list(header["inputs"]), dict(header.get("measures", {}))
@@ -209,13 +224,14 @@ def check_trainable(counts: Counts, alphabet_size: int, origin: str) -> None:
 
 
 def check_same_config(expected: dict[str, Any], found: dict[str, Any], origin: str) -> None:
-    """Counts combine only when they split and normalize alike; the error names the first key
-    that differs."""
+    """Counts combine (and train) only when they split and normalize alike; the error
+    (`WrongTokenizer`) names both configs by SHA-256 and the first key that differs."""
     for section in sorted(set(expected) | set(found)):
         if expected.get(section) != found.get(section):
-            raise BpeError(
-                f"{origin}: counted with {section} {_show(found.get(section))}, "
-                f"but this needs {section} {_show(expected.get(section))}"
+            raise WrongTokenizer(
+                f"{origin}: counted with {section} {_show(found.get(section))} (config sha256 "
+                f"{config_digest(found)[:12]}...), but this needs {section} {_show(expected.get(section))} "
+                f"(config sha256 {config_digest(expected)[:12]}...)"
             )
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bpe_core.config import Config, load_config
+from bpe_core.config import Config, input_paths, load_config
 from bpe_core.contract import Normalizer, Pretokenizer, Reader
 from bpe_core.engine import mirror_tokens
 from bpe_core.errors import BpeError
@@ -125,5 +125,4 @@ def check_base(plan: Plan, base: Tokenizer | None) -> None:
 def _resolve_paths(config: Config, files: Sequence[str | os.PathLike[str]] | None) -> list[str]:
     if files:
         return [os.fspath(path) for path in files]
-    base = os.path.dirname(config.origin) if config.origin != "<dict>" else ""
-    return [path if os.path.isabs(path) or path == "-" else os.path.join(base, path) for path in config.input.paths]
+    return input_paths(config)
