@@ -3,19 +3,30 @@ outputs so that a failure never leaves a truncated or half-written file behind.
 
 An output is written to a temporary file beside it and renamed over it at the end; on an error,
 Ctrl-C (SIGINT) or a SIGTERM/SIGHUP the temporary file is removed and the old output is left as it
-was. A SIGKILL cannot be caught: it may leave a `.tmp-*` file, never a damaged output.
+was. A SIGKILL cannot be caught: it may leave a `.tmp-*` file, never a damaged output; the next
+write of the same output removes such leftovers once they are a minute old (a live writer holds
+a lock on its temporary file, so only a dead one's are removed).
+
+A set of files that belong together (a shard set, a decode's files) is written into a new
+directory beside its target and takes the target's place in one step (`staged_directory`), so a
+reader sees the previous set or the new one, whole, and of two writers at once the later wins.
 """
 
 import contextlib
+import errno
+import fcntl
 import gzip
 import hashlib
 import io
 import json
 import os
+import re
+import shutil
 import signal
 import stat
 import sys
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from types import FrameType
@@ -48,8 +59,9 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
     import tempfile  # for writing only: reading a tokenizer does without it
 
     directory = os.path.dirname(os.path.abspath(path))
+    suffix = "-" + os.path.basename(path)
+    remove_abandoned(directory, re.compile(r"\.tmp-[a-z0-9_]{8}" + re.escape(suffix)))
     try:
-        suffix = "-" + os.path.basename(path)
         handle: IO[Any]
         if binary:
             handle = tempfile.NamedTemporaryFile("wb", dir=directory, prefix=".tmp-", suffix=suffix, delete=False)
@@ -59,6 +71,7 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
             )
     except OSError as error:
         raise BpeError(f"cannot write {path}: {error.strerror or error}") from error
+    lock = _hold(handle.name)
     try:
         with unwind_on_termination():
             with handle:
@@ -72,6 +85,137 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(handle.name)
         raise
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+# A temporary file or directory is a killed writer's when nobody holds its lock and it is older
+# than this: a live writer takes the lock the moment it creates it, so a younger one may be live.
+ABANDONED_AFTER = 60.0
+
+
+def _hold(path: str) -> int | None:
+    """A descriptor holding an exclusive lock on `path` (a temporary file or directory being
+    written) until it is closed; None where locks cannot be taken (then leftovers stay)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(descriptor)
+        return None
+    return descriptor
+
+
+def remove_abandoned(directory: str, names: "re.Pattern[str]") -> None:
+    """Remove the entries of `directory` whose names match `names` (temporary files or staging
+    directories of one output) that a killed writer left: unlocked and a minute old."""
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return
+    for name in entries:
+        if not names.fullmatch(name):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            if os.lstat(path).st_mtime > time.time() - ABANDONED_AFTER:
+                continue
+        except OSError:
+            continue
+        lock = _hold(path)
+        if lock is None:  # live (or not ours to judge)
+            continue
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+        finally:
+            os.close(lock)
+
+
+@contextlib.contextmanager
+def staged_directory(target: str, shown: str) -> Iterator[str]:
+    """A new, empty directory beside `target` (`.tmp-NAME-*`) to write a whole set of files into;
+    when the block ends without an exception (or a terminating signal) it takes the place of
+    `target` in one step and the previous directory there is removed. Otherwise it is removed and
+    `target` is left as it was. The caller checks first that `target` may be replaced."""
+    import tempfile  # for writing only
+
+    target = os.path.normpath(target)
+    parent = os.path.dirname(os.path.abspath(target))
+    prefix = f".tmp-{os.path.basename(os.path.abspath(target))}-"
+    try:
+        os.makedirs(parent, exist_ok=True)
+        remove_abandoned(parent, re.compile(re.escape(prefix) + r"[a-z0-9_]{8}(\.old)?"))
+        staging = tempfile.mkdtemp(dir=parent, prefix=prefix)
+        os.chmod(staging, 0o777 & ~current_umask())  # temporary directories are private; outputs are not
+    except OSError as error:
+        raise BpeError(f"cannot create the directory {shown}: {error.strerror or error}") from error
+    lock = _hold(staging)
+    try:
+        with unwind_on_termination():
+            yield staging
+            _swap_in(staging, target, shown)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    finally:
+        if lock is not None:
+            os.close(lock)
+    shutil.rmtree(staging, ignore_errors=True)  # the previous directory, if there was one
+
+
+def _swap_in(staging: str, target: str, shown: str) -> None:
+    """Put the directory `staging` in place of `target`; `staging` then names the previous
+    directory (or none). Writers of one parent directory take turns (a lock on it), and where the
+    system can exchange two names in one step (Linux) no moment is without a whole `target`."""
+    parent = os.open(os.path.dirname(os.path.abspath(target)), os.O_RDONLY)
+    try:
+        with contextlib.suppress(OSError):  # no locks here (some network filesystems): one writer
+            fcntl.flock(parent, fcntl.LOCK_EX)
+        if not os.path.exists(target):
+            os.rename(staging, target)
+        elif not _exchange(staging, target):
+            # the previous directory moves aside, then the new one in: a moment without `target`
+            retired = staging + ".old"
+            os.rename(target, retired)
+            try:
+                os.rename(staging, target)
+            except BaseException:
+                os.rename(retired, target)
+                raise
+            os.rename(retired, staging)
+    except OSError as error:
+        raise BpeError(f"cannot replace the directory {shown}: {error.strerror or error}") from error
+    finally:
+        os.close(parent)  # and with it the lock
+
+
+def _exchange(first: str, second: str) -> bool:
+    """Exchange two paths' names in one step (Linux renameat2 RENAME_EXCHANGE); False where the
+    system or the filesystem cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes  # for replacing directories only
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        return False
+    at_cwd = -100
+    rename_exchange = 2
+    if renameat2(at_cwd, os.fsencode(first), at_cwd, os.fsencode(second), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), second)
 
 
 def check_output(path: str | None) -> None:
