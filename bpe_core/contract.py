@@ -345,6 +345,17 @@ class MeasuresDocuments(Protocol):
 
 
 @runtime_checkable
+class ReadsMemory(Protocol):
+    """A reader that also takes documents a program holds in memory (`train(..., documents=...)`):
+    each item as a user has it (text: `str` or `bytes`; DNA: a sequence or a Biopython
+    `SeqRecord`; MIDI: a path, a `mido.MidiFile` or a `Song`) becomes what `documents` yields for
+    the same content read from a file. Lazy: one item is taken at a time. A wrong item is a
+    BpeError naming it as `documents[INDEX]`."""
+
+    def memory_documents(self, items: Iterable[Any]) -> Iterator[Any]: ...
+
+
+@runtime_checkable
 class ReadsRanges(Protocol):
     """A reader that reads a byte range of a large file, so counting and encoding can split it
     (on a Dask cluster). `range_fragments`: the file is one document and its ranges are pieces of
@@ -390,6 +401,7 @@ ABILITIES = (
     WritesFiles,
     ListsSuffixes,
     MeasuresDocuments,
+    ReadsMemory,
     ReadsRanges,
     Sourced,
     Named,

@@ -123,6 +123,18 @@ def check_base(plan: Plan, base: Tokenizer | None) -> None:
 
 
 def _resolve_paths(config: Config, files: Sequence[str | os.PathLike[str]] | None) -> list[str]:
+    if isinstance(files, (str, bytes, os.PathLike)):
+        raise BpeError(f"files: one path, not a list of paths (give [{os.fsdecode(files)!r}])")
+    if files is not None and not isinstance(files, Sequence):
+        raise BpeError(
+            f"files: a {type(files).__name__}, not a list of paths (to train on documents in memory, pass "
+            "them as documents=)"
+        )
+    for index, path in enumerate(files or ()):
+        if not isinstance(path, (str, os.PathLike)):
+            raise BpeError(
+                f"files[{index}]: a {type(path).__name__}, not a path (documents in memory go in documents=)"
+            )
     if files:
         return [os.fspath(path) for path in files]
     return input_paths(config)

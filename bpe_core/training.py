@@ -14,7 +14,7 @@ import operator
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -26,6 +26,7 @@ from bpe_core.contract import (
     CountsPacked,
     MeasuresDocuments,
     Reader,
+    ReadsMemory,
     ReadsRanges,
     Source,
 )
@@ -89,13 +90,19 @@ def count(
     workers: int | None = None,
     progress: bool | None = None,
     runner: RunnerConfig | dict[str, Any] | None = None,
+    documents: Iterable[Any] | None = None,
+    column: str | None = None,
 ) -> Counts:
     """The unique chunks of the config's input with their counts (the part of training that
-    grows with the corpus), on the config's runner unless `runner` is given.
+    grows with the corpus), on the config's runner unless `runner` is given. `documents` and
+    `column` count documents in memory instead, as `train` takes them.
 
     >>> counts = bpe_core.count("configs/gpt2-style.yaml", ["corpus.txt"])
     >>> counts.save("corpus.counts")
     """
+    if documents is not None or column is not None:
+        plan, items = _memory_plan(config, files, overrides, documents)
+        return _count_memory(plan, items, column, _runner(plan.settings, runner, workers), progress)
     plan = make_plan(config, files, overrides)
     return _count(plan, _runner(plan.settings, runner, workers), progress)
 
@@ -110,6 +117,8 @@ def train(
     runner: RunnerConfig | dict[str, Any] | None = None,
     counts: Sequence["str | os.PathLike[str] | Counts"] | None = None,
     base: Tokenizer | None = None,
+    documents: Iterable[Any] | None = None,
+    column: str | None = None,
 ) -> Tokenizer:
     """Train a tokenizer from a YAML config (path or dict); `files` replaces input.paths.
 
@@ -124,11 +133,25 @@ def train(
     normalizers and the special tokens may not. `trainer.forbid` applies to the new merges only:
     the base's are kept as they are.
 
+    With `documents`, training reads no files: it takes any iterable of the documents the
+    config's reader makes, one at a time (text: `str` or UTF-8 `bytes`, or lists of them;
+    DNA: sequences or Biopython `SeqRecord`s; MIDI: paths, `mido.MidiFile`s or `Song`s). The
+    merges are those of training on the same documents read from files (text: one JSON Lines
+    line per document). With `column`, each item is a row (a mapping, as a Hugging Face
+    `datasets.Dataset` or `IterableDataset` yields) and its `column` is the document.
+
     >>> tok = bpe_core.train("configs/gpt2-style.yaml", ["corpus.txt"], {"trainer.vocab_size": 8192})
     >>> bigger = bpe_core.train("configs/gpt2-style.yaml", ["corpus.txt"], {"trainer.vocab_size": 16384}, base=tok)
+    >>> tok = bpe_core.train("configs/gpt2-style.yaml", documents=dataset, column="text")
     """
     started = time.perf_counter()
-    if counts is not None:
+    if documents is not None or column is not None:
+        if counts is not None:
+            raise BpeError("give documents or counts to train from, not both")
+        plan, items = _memory_plan(config, files, overrides, documents)
+        check_base(plan, base)
+        total = _count_memory(plan, items, column, _runner(plan.settings, runner, workers), progress)
+    elif counts is not None:
         if files:
             raise BpeError("give input files or counts to train from, not both")
         plan = make_plan(config, None, overrides, need_paths=False)
@@ -146,6 +169,109 @@ def train(
         check_base(plan, base)
         total = _count(plan, _runner(plan.settings, runner, workers), progress)
     return _train_from(plan, total, progress, started, base)
+
+
+# documents in memory ----------------------------------------------------------------------------
+
+
+def _memory_plan(
+    config: ConfigSource,
+    files: Sequence[str | os.PathLike[str]] | None,
+    overrides: dict[str, Any] | None,
+    documents: Iterable[Any] | None,
+) -> tuple[Plan, Iterable[Any]]:
+    """The plan for counting `documents` (checked to be an iterable of them), with its reader."""
+    if files:
+        raise BpeError("give input files or documents to train from, not both")
+    if documents is None:
+        raise BpeError("column names a field of the documents: give documents too")
+    if isinstance(documents, (str, bytes, os.PathLike)):
+        raise BpeError(
+            f"documents: one {type(documents).__name__}, not an iterable of documents "
+            "(give a list of them, or pass file paths as files)"
+        )
+    plan = make_plan(config, None, overrides, need_paths=False)
+    if not isinstance(plan.reader, ReadsMemory):
+        raise BpeError(
+            f"{plan.settings.origin}: input.reader: {plan.settings.input.reader!r} reads only files, not documents "
+            "in memory; write them to files"
+        )
+    return plan, documents
+
+
+def _count_memory(
+    plan: Plan, documents: Iterable[Any], column: str | None, runner: RunnerConfig, progress: bool | None
+) -> Counts:
+    """Count documents from memory in this process and `runner.workers` workers; a bar in items
+    taken from `documents` (with a total when it has a length), not in characters."""
+    if runner.kind == "dask":
+        raise BpeError("documents in memory are counted on this machine: use runner kind local (or give files)")
+    sample = plan.settings.input.sample
+    if sample is not None and sample.fraction is None:
+        raise BpeError(
+            f"{plan.settings.origin}: input.sample.bytes needs files (it reads the input twice); "
+            "use input.sample.fraction with documents"
+        )
+    assert isinstance(plan.reader, ReadsMemory)
+    try:
+        total: int | None = len(documents)  # type: ignore[arg-type]
+    except TypeError:
+        total = None
+    workers = runner.workers or default_workers()
+    with progress_bars.bar(progress, "counting documents", total=total, unit="doc") as bar:
+        items = _taken(_rows(documents, column), bar)
+        counts = count_documents(
+            plan, plan.reader.memory_documents(items), workers, False, None if sample is None else sample.fraction
+        )
+    width = counts.width
+    symbols = sum(len(key) // width * times for key, times in counts.chunks.items())
+    digest = hashlib.sha256()
+    for key, times in sorted(counts.chunks.items()):
+        digest.update(len(key).to_bytes(4, "little") + key + times.to_bytes(8, "little"))
+    counts.inputs.append(
+        {
+            "path": "<documents>",
+            "size": symbols,
+            "sha256": digest.hexdigest(),
+            "input": input_config(plan.settings),
+            "sampled_fraction": None if sample is None else sample.fraction,
+        }
+    )
+    return counts
+
+
+def _rows(documents: Iterable[Any], column: str | None) -> Iterator[Any]:
+    """The documents: each item, or with `column` each row's field of that name (a Hugging Face
+    dataset is read in batches of that column alone, not row by row)."""
+    if column is None:
+        for index, item in enumerate(documents):
+            if isinstance(item, Mapping):
+                raise BpeError(
+                    f"documents[{index}]: a row with fields {', '.join(map(str, item))}, not a document "
+                    "(pass column= to take one field)"
+                )
+            yield item
+        return
+    names = getattr(documents, "column_names", None)
+    if isinstance(names, list) and column not in names:
+        raise BpeError(f"documents: no column {column!r} (columns: {', '.join(map(str, names))})")
+    select = getattr(documents, "select_columns", None)
+    if isinstance(names, list) and callable(select) and callable(getattr(documents, "iter", None)):
+        for batch in select([column]).iter(batch_size=1024):
+            yield from batch[column]
+        return
+    for index, row in enumerate(documents):
+        if not isinstance(row, Mapping):
+            raise BpeError(f"documents[{index}]: a {type(row).__name__}, not a row with a column {column!r}")
+        if column not in row:
+            raise BpeError(f"documents[{index}]: no column {column!r} (columns: {', '.join(map(str, row))})")
+        yield row[column]
+
+
+def _taken(items: Iterable[Any], bar: progress_bars.Bar) -> Iterator[Any]:
+    for item in items:
+        yield item
+        bar.update(1)
 
 
 def count_documents(
@@ -254,7 +380,11 @@ def _count(plan: Plan, runner: RunnerConfig, progress: bool | None) -> Counts:
                 f"{plan.settings.origin}: input.sample is not available with runner kind dask "
                 "(its sample would differ from a local run's); count all of a subset of the files instead"
             )
-        return dask.count_on_dask(plan.settings.to_dict(), plan.reader, plan.paths, runner, progress, count_task)
+        components = [("pretokenizer", plan.settings.pretokenizer.name), ("reader", plan.settings.input.reader)]
+        components += [("normalizer", item.name) for item in plan.settings.normalizers]
+        return dask.count_on_dask(
+            plan.settings.to_dict(), plan.reader, plan.paths, runner, progress, count_task, components
+        )
     fraction = _sample_fraction(plan)
     workers = runner.workers or default_workers()
     parts = _local_parts(plan, workers) if fraction is None else []

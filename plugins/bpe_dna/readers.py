@@ -11,7 +11,7 @@ import io
 import re
 import warnings
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import IO, Any, NamedTuple
 
 from bpe_core.contract import Source, check_options
@@ -96,6 +96,34 @@ class _SequenceReader:
                 ) from None
             finally:
                 hashed.close()
+
+    def memory_documents(self, items: Iterable[Any]) -> Iterator[Record]:
+        """Records from memory: a sequence (`str`, ASCII `bytes`, a Biopython `Seq`) or a
+        `SeqRecord` (its id kept). Whitespace is removed as from a FASTA record's lines."""
+        for index, item in enumerate(items):
+            where = f"documents[{index}]"
+            record_id = f"#{index + 1}"
+            if isinstance(item, Record):
+                record_id = item.id
+                item = item.sequence
+            elif hasattr(item, "seq") and hasattr(item, "id"):  # a SeqRecord
+                record_id = str(item.id)
+                item = item.seq
+            if isinstance(item, (bytes, bytearray, memoryview)):
+                item = bytes(item).decode("latin-1")  # not ASCII: refused below, naming the letter
+            elif not isinstance(item, str) and type(item).__name__ in ("Seq", "MutableSeq"):
+                item = str(item)
+            if not isinstance(item, str):
+                raise BpeError(f"{where}: a {type(item).__name__}, not a sequence (give str, bytes or a SeqRecord)")
+            sequence = "".join(item.split())
+            if len(sequence) > self.max_length:
+                raise BpeError(
+                    f"{where}, record {record_id}: longer than {self.max_length} letters (input.max_length); "
+                    "split the record or raise max_length if memory allows"
+                )
+            if not sequence.isascii():
+                raise BpeError(_not_ascii(where, record_id, sequence))
+            yield Record(where, record_id, sequence)
 
     def _records_as_named(self, path: str, handle: IO[str]) -> Iterator[Record]:
         """A file named as FASTA is read as FASTA and one named as FASTQ as FASTQ, whichever DNA

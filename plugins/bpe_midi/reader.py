@@ -6,14 +6,15 @@ Unreadable files are skipped with a warning naming each one and a count at the e
 """
 
 import hashlib
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from bpe_core.contract import Source, check_options
 from bpe_core.errors import BpeError
 from bpe_core.files import expand_paths
-from bpe_midi.song import Song, read_song
+from bpe_midi.song import Song, read_song, song_of
 
 SUFFIXES = (".mid", ".midi", ".MID", ".MIDI")
 
@@ -47,10 +48,28 @@ class MidiReader:
                 print(f"warning: skipped {error}", file=sys.stderr)
                 continue
             self._sources.append(Source(path, len(data), hashlib.sha256(data).hexdigest()))  # the bytes parsed
-            self.beats += max([note.end for note in song.notes] + [song.end]) / song.ticks_per_beat
+            self._measure(song)
             yield song
         if self.skipped:
             print(f"warning: skipped {len(self.skipped)} of {len(files)} MIDI files (on_error: skip)", file=sys.stderr)
+
+    def memory_documents(self, items: Iterable[Any]) -> Iterator[Song]:
+        """Songs from memory: a path (a file or a directory, read as `documents` reads it), a
+        `mido.MidiFile` or a `Song`."""
+        for index, item in enumerate(items):
+            path = os.fspath(item) if isinstance(item, (str, os.PathLike)) else None
+            if isinstance(path, str) and "\n" not in path and len(path) <= 4096:  # else text: song_of says so
+                yield from self.documents([path])
+                continue
+            try:
+                song = song_of(item, self.parser)
+            except BpeError as error:
+                raise BpeError(f"documents[{index}]: {error}") from None
+            self._measure(song)
+            yield song
+
+    def _measure(self, song: Song) -> None:
+        self.beats += max([note.end for note in song.notes] + [song.end]) / song.ticks_per_beat
 
     def sources(self) -> list[Source]:
         return list(self._sources)

@@ -10,6 +10,9 @@ pretokenizer allows a cut, for `text`; the first line start, for `jsonl`) and en
 grid point's boundary. Both neighbours compute a boundary the same way from the file alone, so
 the ranges tile the file exactly; a grid point with no boundary in its window is skipped (the
 range before it runs on).
+
+Both take documents from memory too (`memory_text`): a `str` or UTF-8 `bytes` is one document,
+as one line of a JSON Lines file is.
 """
 
 import codecs
@@ -19,7 +22,7 @@ import json
 import os
 import sys
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, TextIO
 
 from bpe_core.contract import Source, StreamedText, check_options
@@ -145,6 +148,28 @@ def range_blocks(path: str, begin: int, end: int) -> Iterator[str]:
                 yield block
 
 
+def memory_text(items: Iterable[Any]) -> Iterator[str]:
+    """Text documents from memory: each item a `str`, UTF-8 `bytes`, or a list or tuple of them
+    (a batch, as Hugging Face's `train_from_iterator` takes them)."""
+    for index, item in enumerate(items):
+        if isinstance(item, (list, tuple)):
+            for inner, part in enumerate(item):
+                yield _memory_document(part, f"documents[{index}][{inner}]")
+        else:
+            yield _memory_document(item, f"documents[{index}]")
+
+
+def _memory_document(item: Any, where: str) -> str:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(item).decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise BpeError(f"{where}: not valid UTF-8 (byte {error.start}: {error.reason})") from None
+    raise BpeError(f"{where}: a {type(item).__name__}, not text (give str or UTF-8 bytes)")
+
+
 class TextReader:
     """Each file is one document; files are delivered as blocks, never loaded whole."""
 
@@ -162,6 +187,8 @@ class TextReader:
     def documents(self, paths: list[str], strict: bool = False) -> Iterator[StreamedText]:
         for path in expand_paths(paths):
             yield StreamedText(path, lambda path=path: text_blocks(path, self._finished))  # type: ignore[misc]
+
+    memory_documents = staticmethod(memory_text)
 
     def _finished(self, source: Source) -> None:
         self._read[source.path] = source
@@ -239,6 +266,7 @@ class JsonlReader:
                     if hashed is not None:
                         hashed.close()
 
+    memory_documents = staticmethod(memory_text)
     splittable = staticmethod(splittable)
     range_fragments = False  # a range holds whole lines, each a document of its own
 
