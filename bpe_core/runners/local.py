@@ -12,6 +12,7 @@ import bisect
 import itertools
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
@@ -38,6 +39,20 @@ def fork_available() -> bool:
     import multiprocessing
 
     return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _end_with_parent() -> None:
+    """In a forked worker: end as soon as the process that forked it is gone. A parent killed by
+    SIGKILL cannot stop its workers, and one waiting for work, or working on for nobody, would
+    otherwise outlive it."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.25)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _call(item: Any) -> Any:
@@ -83,7 +98,7 @@ def ordered_map(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_end_with_parent)
     finished = False
     try:
         pending: deque[Future[Result]] = deque()
@@ -94,6 +109,11 @@ def ordered_map(
         while pending:
             yield _result(pending.popleft())
         finished = True
+    except (SystemExit, KeyboardInterrupt):
+        # a terminating signal or Ctrl-C, which may have ended the workers too: wait for the pool's
+        # thread, or it may close its pipe while the exit writes to it (a traceback, CPython 3.11)
+        finished = True
+        raise
     finally:
         _worker_function = None
         pool.shutdown(wait=finished, cancel_futures=True)  # after an error, do not wait for items in flight
@@ -160,7 +180,9 @@ def shared_map(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork"))
+    pool = ProcessPoolExecutor(
+        workers - 1, mp_context=multiprocessing.get_context("fork"), initializer=_end_with_parent
+    )
     finished = False
     try:
         pending: deque[Future[Result]] = deque()
@@ -174,6 +196,11 @@ def shared_map(
         while pending:
             yield _result(pending.popleft())
         finished = True
+    except (SystemExit, KeyboardInterrupt):
+        # a terminating signal or Ctrl-C, which may have ended the workers too: wait for the pool's
+        # thread, or it may close its pipe while the exit writes to it (a traceback, CPython 3.11)
+        finished = True
+        raise
     finally:
         _worker_function = None
         pool.shutdown(wait=finished, cancel_futures=True)
@@ -256,6 +283,7 @@ def _claim_and_hand_over(
     connection: Any,
 ) -> None:
     """A claimed_map worker: the items it claims, then its handover (or the exception raised)."""
+    _end_with_parent()
     try:
         while (index := _claim(claimed, len(items))) is not None:
             size = function(items[index])
@@ -272,6 +300,7 @@ def _claim_and_hand_over(
 def _serve(function: Callable[[Any], Any], connection: Any, int_lists: bool) -> None:
     """A WorkerPool process: for each list of items received, send back the list of results
     (or the exception raised); None ends it."""
+    _end_with_parent()
     while True:
         items = connection.recv()
         if items is None:
