@@ -470,7 +470,7 @@ def contained_path(directory: str, name: Any, where: str, what: str) -> str:
     if not isinstance(name, str) or not name or "\0" in name:
         shown = repr(name) if len(repr(name)) <= 80 else repr(name)[:60] + "..."
         raise BpeError(f"{where}: {what} {shown} is not a file name")
-    shown = repr(name) if len(name) <= 80 else repr(name[:60] + "...")
+    shown = repr(name) if len(name) <= 80 else repr(name[:40] + "..." + name[-30:])
     outside = f"{where}: {what} {shown} is outside {directory or 'the working directory'}"
     if os.path.isabs(name) or os.path.splitdrive(name)[0] or name.startswith(("/", "\\")):
         raise BpeError(f"{outside} (an absolute path); the files it names must be inside that directory")
