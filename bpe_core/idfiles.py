@@ -109,11 +109,40 @@ def documents_in(
     """(where, name, ids) per document: of a shard directory (its index names the records), or of
     an ids file (`binary`: one document of `dtype` ids); None or "-" is standard input. Binary ids
     come as an `array` of their dtype, as the file holds them. Ids that another tokenizer than
-    `reading` made (by their index or header) are refused unless `force`."""
+    `reading` made (by their index, the index beside a shard read alone, or their header) are
+    refused unless `force`."""
     if path is not None and os.path.isdir(path):
         return read_shards(path, reading.vocab_size, reading, force)
+    if binary and path not in (None, "-"):
+        _check_listed_shard(path, reading, force)
     lines = read_ids(path or "-", binary, dtype, reading, force)
     return ((f"{path or '-'}, line {line_number}", name, ids) for line_number, name, ids in lines)
+
+
+def _check_listed_shard(path: str, reading: TokenizerMark, force: bool) -> None:
+    """A `.bin` file decoded alone that the shard index beside it lists: made by `reading`, and
+    exactly as long as the index says. An index that does not list it says nothing about it."""
+    from bpe_core.files import read_json  # imported on use, as in read_shard_index
+
+    index_path = os.path.join(os.path.dirname(os.path.abspath(path)), INDEX)
+    if not os.path.isfile(index_path):
+        return
+    index = read_json(index_path, "shard index")
+    if not isinstance(index, dict) or index.get("format") != FORMAT or not isinstance(index.get("shards"), list):
+        return
+    name = os.path.basename(path)
+    entry = next((item for item in index["shards"] if isinstance(item, dict) and item.get("shard") == name), None)
+    if entry is None:
+        return
+    check_made_by(path, index.get("tokenizer"), reading, force)
+    tokens = entry.get("tokens")
+    width = DTYPES.get(str(index.get("dtype")))
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return  # reading it says why
+    if isinstance(tokens, int) and width is not None and size != tokens * width:
+        raise BpeError(f"{path}: {size} bytes, but {index_path} says {tokens} ids of {index['dtype']}")
 
 
 def read_ids(

@@ -242,6 +242,19 @@ def test_midi_shards_decoded_with_a_dna_tokenizer_are_refused_naming_both(
     )
 
 
+def test_a_shard_decoded_alone_is_checked_against_the_index_beside_it(
+    midi_shards: Path, midi_tokenizer: Path, dna_tokenizer: Path, tmp_path: Path
+) -> None:
+    directory = copied(midi_shards, tmp_path)
+    entry = index_of(directory)["shards"][0]
+    shard = f"set/{entry['shard']}"
+    assert_decode_fails(tmp_path, dna_tokenizer, shard, f"{shard} was encoded with", "--force", output="song.fa")
+    assert_ok(run_bpe("decode", "-t", midi_tokenizer, shard, "-o", "song.mid", cwd=tmp_path))
+    with open(directory / entry["shard"], "ab") as extra:
+        extra.write(array("H", [3]).tobytes())
+    assert_decode_fails(tmp_path, midi_tokenizer, shard, f"says {entry['tokens']} ids", output="again.mid")
+
+
 def test_dna_shards_decoded_with_a_midi_tokenizer_write_no_midi_files(
     dna_shards: Path, midi_tokenizer: Path, dna_tokenizer: Path, tmp_path: Path
 ) -> None:
