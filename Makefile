@@ -1,8 +1,9 @@
 # make test: fresh venv if needed, the test extra, compiled (non-editable) install, lint, the whole
 # suite compiled, then in pure mode (BPE_CORE_PURE=1) the tests marked both_modes and only those:
 # the engine and kernel tests, one end-to-end test per domain and every property test (hypothesis),
-# which is what proves compiled == pure. make demo: the runtime only, installed as a user installs
-# it (`pip install .`).
+# which is what proves compiled == pure. make faults: the fault suite (tests/test_faults*.py) with
+# its slow loops whole (every kill moment, every writers' race), where make test samples them.
+# make demo: the runtime only, installed as a user installs it (`pip install .`).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -12,7 +13,7 @@ REQUIREMENTS = $(BIN)/python -c 'import sys, tomllib; pyproject = tomllib.load(o
 	print(*pyproject["build-system"]["requires"], *pyproject["project"]["dependencies"], \
 	*pyproject["project"]["optional-dependencies"][sys.argv[1]], sep="\n")'
 
-.PHONY: test lint test-compiled test-pure demo bench docs install clean
+.PHONY: test lint test-compiled test-pure faults demo bench docs install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +56,10 @@ test-compiled: install
 # selected by the marker alone; tests/test_suite_rules.py fails when a hypothesis test lacks it
 test-pure: install
 	BPE_CORE_PURE=1 $(PYTEST) -m both_modes
+
+# BPE_CORE_FAULTS=full: every kill moment and race the fault tests list (tests/helpers/faults.py)
+faults: install
+	BPE_CORE_FAULTS=full BPE_CORE_EXPECT_COMPILED=1 $(PYTEST) tests/test_faults*.py
 
 demo: $(VENV)/.runtime
 	$(BIN)/bpe demo
