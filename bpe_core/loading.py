@@ -9,22 +9,56 @@ from functools import partial
 from typing import Any
 
 from bpe_core.errors import BpeError
-from bpe_core.files import read_file
+from bpe_core.files import parse_json, read_file
 from bpe_core.formats import native
 from bpe_core.spec import TokenizerSpec
 from bpe_core.spec_cache import kept_tokenizer
 from bpe_core.tokenizer import Tokenizer
 
+TIKTOKEN_SUFFIXES = (".tiktoken", ".tiktoken.gz")  # as formats.suffixes, which this path does not import
+HF_FILE = "tokenizer.json"
+BASE64 = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+
 
 def load(path: str | os.PathLike[str]) -> Tokenizer:
-    """Read a tokenizer file written by `Tokenizer.save`.
+    """Read any tokenizer file: one `Tokenizer.save` wrote, a Hugging Face `tokenizer.json` (or a
+    folder holding one), or a published `.tiktoken` vocabulary (r50k_base, p50k_base,
+    cl100k_base, o200k_base), each told from its content as `bpe import` tells them. Another
+    `.tiktoken` file needs its pattern: `from_tiktoken(path, pattern)`, or `bpe import`.
 
     >>> tok = bpe_core.load("gpt2-32k.json")
+    >>> tok = bpe_core.load("o200k_base.tiktoken")
     """
     path = os.fspath(path)
+    if os.path.isdir(path) and os.path.isfile(os.path.join(path, HF_FILE)):
+        return from_hf(os.path.join(path, HF_FILE))
     content = read_file(path, native.DESCRIPTION)
+    if path.endswith(TIKTOKEN_SUFFIXES) or _tiktoken_lines(content):
+        no_pattern = (
+            f"give its pattern once, with `bpe import {path} --pattern gpt2|cl100k|o200k|REGEX -o tok.json` "
+            "or bpe_core.from_tiktoken(path, pattern)"
+        )
+        return _from_tiktoken(content, path, None, None, no_pattern)
+    if not _native_head(content) and content[:1] == b"{":
+        data = parse_json(content, path, native.DESCRIPTION)
+        if isinstance(data, dict) and data.get("format") != native.FORMAT and isinstance(data.get("model"), dict):
+            from bpe_core.formats import hf  # only this reader needs it
+
+            read = partial(hf.spec_from_data, data, path)
+            return kept_tokenizer(content, "hf", path, read, partial(_built, where=path), Tokenizer.table_image)
     read = partial(native.spec_from_content, content, path)
     return kept_tokenizer(content, "native", (), read, partial(_built_from_file, where=path), Tokenizer.table_image)
+
+
+def _native_head(content: bytes) -> bool:
+    """Whether a file starts as `Tokenizer.save` writes one: its format first."""
+    return content.startswith((b'{"format":"bpe-core"', b'{"format": "bpe-core"', b'{\n  "format": "bpe-core"'))
+
+
+def _tiktoken_lines(content: bytes) -> bool:
+    """Whether a file starts as a `.tiktoken` file does: a base64 token, a space, a rank."""
+    token, space, rank = content[: content.find(b"\n", 0, 1024)].partition(b" ")
+    return bool(space and token and rank.isdigit() and BASE64.issuperset(token))
 
 
 def from_dict(data: Any, where: str) -> Tokenizer:
@@ -58,12 +92,17 @@ def from_tiktoken(
     >>> tok = bpe_core.from_tiktoken("cl100k_base.tiktoken")
     >>> tok = bpe_core.from_tiktoken("mine.tiktoken", "cl100k", {"<|endoftext|>": 100257})
     """
+    path = os.fspath(path)
+    return _from_tiktoken(read_file(path, "tiktoken file"), path, pattern, special_tokens)
+
+
+def _from_tiktoken(
+    content: bytes, path: str, pattern: str | None, special_tokens: dict[str, int] | None, no_pattern: str = ""
+) -> Tokenizer:
     from bpe_core.formats import tiktoken  # only this reader needs it
 
-    path = os.fspath(path)
-    content = read_file(path, "tiktoken file")
     options = (path, pattern, sorted((special_tokens or {}).items()))  # the path: the spec names it
-    read = partial(tiktoken.spec_from_content, content, path, pattern, special_tokens)
+    read = partial(tiktoken.spec_from_content, content, path, pattern, special_tokens, no_pattern)
     return kept_tokenizer(content, "tiktoken", options, read, _tokenizer, Tokenizer.table_image)
 
 

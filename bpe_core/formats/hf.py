@@ -142,7 +142,11 @@ def _pattern(path: str, spec: Any) -> tuple[str, bool]:
 
 def spec_from_content(content: bytes, path: str) -> TokenizerSpec:
     """The spec in a `tokenizer.json` file's bytes (`path` names it in errors)."""
-    data = parse_json(content, path, "tokenizer.json")
+    return spec_from_data(parse_json(content, path, "tokenizer.json"), path)
+
+
+def spec_from_data(data: Any, path: str) -> TokenizerSpec:
+    """The spec in a `tokenizer.json` file's parsed JSON (`path` names it in errors)."""
     model = data.get("model") if isinstance(data, dict) else None
     if not isinstance(model, dict) or model.get("type", "BPE") != "BPE" or "merges" not in model:
         kind = model.get("type") if isinstance(model, dict) else None

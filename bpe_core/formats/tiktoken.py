@@ -163,9 +163,15 @@ def pretokenizer_for(pattern: str) -> Any:
 
 
 def spec_from_content(
-    stored: bytes, path: str, pattern: str | None = None, special_tokens: dict[str, int] | None = None
+    stored: bytes,
+    path: str,
+    pattern: str | None = None,
+    special_tokens: dict[str, int] | None = None,
+    no_pattern: str = "",
 ) -> TokenizerSpec:
-    """The spec in a `.tiktoken` file's bytes as stored (gzipped when `path` ends in .gz)."""
+    """The spec in a `.tiktoken` file's bytes as stored (gzipped when `path` ends in .gz).
+    `no_pattern` is what the error for a file that is not published and has no `pattern` says
+    to do (default: give the pattern)."""
     content = _unpacked(stored, path)  # read once: recognised by its hash, then parsed
     published = PUBLISHED.get(hashlib.sha256(content).hexdigest())
     ranks = _ranks_of(content, path)
@@ -174,7 +180,7 @@ def spec_from_content(
             raise BpeError(
                 f"{path} is not one of the published tiktoken vocabularies "
                 f"({', '.join(v.name for v in PUBLISHED.values())}): "
-                f"give its pattern ({', '.join(NAMED_PATTERNS)} or a regex)"
+                + (no_pattern or f"give its pattern ({', '.join(NAMED_PATTERNS)} or a regex)")
             )
         pattern = published.pattern
     missing = [byte for byte in range(256) if bytes([byte]) not in ranks]
