@@ -208,10 +208,13 @@ def _cmd_encode(args: argparse.Namespace) -> int:
         progress_bars.input_bar(progress, "encoding", expand_paths(inputs, reader_suffixes(reader))) as bar,
     ):
         if args.names:  # which tokenizer made the ids, for `bpe decode` to check
+            from functools import partial
+
             from bpe_core.fingerprint import tokenizer_digest
             from bpe_core.idfiles import TokenizerMark, ids_header
 
-            out.write(ids_header(TokenizerMark(tokenizer.name, tokenizer_digest(tokenizer), tokenizer.vocab_size)))
+            made_by = TokenizerMark(tokenizer.name, tokenizer.vocab_size, partial(tokenizer_digest, tokenizer))
+            out.write(ids_header(made_by))
         read = progress_bars.metered(reader.documents(inputs, strict=True), bar)
         windows = None
         if args.max_length is not None:
@@ -229,10 +232,12 @@ def _cmd_encode(args: argparse.Namespace) -> int:
 def _ids_documents(args: argparse.Namespace, tokenizer: "Tokenizer") -> Iterator[tuple[str, str | None, Sequence[int]]]:
     """(where, name, ids) per document of the decode input: a shard directory or an ids file;
     ids another tokenizer made are refused unless --force."""
+    from functools import partial
+
     from bpe_core.fingerprint import tokenizer_digest
     from bpe_core.idfiles import TokenizerMark, documents_in
 
-    reading = TokenizerMark(tokenizer.name, tokenizer_digest(tokenizer), tokenizer.vocab_size)
+    reading = TokenizerMark(tokenizer.name, tokenizer.vocab_size, partial(tokenizer_digest, tokenizer))
     return documents_in(args.file, reading, args.format == "bin", args.dtype, args.force)
 
 

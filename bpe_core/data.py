@@ -13,6 +13,7 @@ This module writes nothing and builds no tokenizer.
 
 import importlib
 import os
+from functools import partial
 from typing import Any
 
 from bpe_core.errors import BpeError
@@ -84,7 +85,7 @@ class TokenShards:
             raise BpeError("TokenShards samples: with documents=True there is one item per document")
         index_path, index = read_shard_index(self.directory)
         if tokenizer is not None:
-            reading = TokenizerMark(tokenizer.name, tokenizer_digest(tokenizer), tokenizer.vocab_size)
+            reading = TokenizerMark(tokenizer.name, tokenizer.vocab_size, partial(tokenizer_digest, tokenizer))
             check_made_by(self.directory, index.get("tokenizer"), reading, force, FORCE_HINT)
         shards = shard_list(self.directory, index_path, index)
         self.dtype: str = NUMPY_DTYPES[index["dtype"]]

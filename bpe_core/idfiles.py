@@ -18,8 +18,9 @@ import json
 import os
 import sys
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from bpe_core.errors import BpeError, WrongTokenizer
@@ -38,12 +39,18 @@ FORCE_HINT = "pass --force to decode anyway"
 
 @dataclass(frozen=True)
 class TokenizerMark:
-    """A tokenizer as ids files record it: its name, its content SHA-256
-    (`fingerprint.tokenizer_digest`) and its vocabulary size."""
+    """A tokenizer as ids files record it: its name, its vocabulary size and its content SHA-256
+    (`fingerprint.tokenizer_digest`), which `digest` computes when it is first needed (decoding
+    an ids file that records none, the common case, never pays for it)."""
 
     name: str
-    sha256: str
     vocab_size: int
+    digest: Callable[[], str]
+
+    @cached_property
+    def sha256(self) -> str:
+        """The content SHA-256 (hex); empty when unknown."""
+        return self.digest()
 
     def recorded(self) -> dict[str, Any]:
         """The `tokenizer` object of a shard index or an ids file's header."""
@@ -296,7 +303,7 @@ def read_shards(
     unless `force` (see `check_made_by`). Every shard is checked (`shard_list`) before any is read."""
     index_path, index = read_shard_index(directory)
     dtype = index["dtype"]
-    check_made_by(directory, index.get("tokenizer"), reading or TokenizerMark("this tokenizer", "", vocab_size), force)
+    check_made_by(directory, index.get("tokenizer"), reading or TokenizerMark("this tokenizer", vocab_size, str), force)
     shards = shard_list(directory, index_path, index)
     eos_id = index.get("eos_id")
     for shard in shards:

@@ -201,10 +201,11 @@ def _encode_set(
                 results.append(encode_shard(tokenizer, path, os.path.join(directory, name), options, runner.workers))
                 bar.set_postfix_str(f"{len(results)}/{len(files)} files", refresh=False)
                 bar.update(size)
+    made_by = TokenizerMark(tokenizer.name, tokenizer.vocab_size, partial(tokenizer_digest, tokenizer))
     index = {
         "format": FORMAT,
         "version": VERSION,
-        "tokenizer": TokenizerMark(tokenizer.name, tokenizer_digest(tokenizer), tokenizer.vocab_size).recorded(),
+        "tokenizer": made_by.recorded(),
         "dtype": options.dtype,
         "eos_id": options.eos_id,
         "documents": sum(result[0] for result in results),
