@@ -45,7 +45,11 @@ def _end_with_parent() -> None:
     """In a forked worker: end as soon as the process that forked it is gone. A parent killed by
     SIGKILL cannot stop its workers, and one waiting for work, or working on for nobody, would
     otherwise outlive it."""
-    parent = os.getppid()
+    import multiprocessing
+
+    # the pid the parent recorded before forking: it may be gone before this runs
+    forked_by = multiprocessing.parent_process()
+    parent = os.getppid() if forked_by is None else forked_by.pid
 
     def watch() -> None:
         while os.getppid() == parent:
