@@ -93,6 +93,11 @@ COMMANDS = {
         ("export", "-t", "{data}/text.json", "--format", "hf", "-o", "hf.json"),
         "hf.json",
     ),
+    "export-hf-folder": Command(
+        ("export", "-t", "{data}/small.json", "--format", "hf", "-o", "hf/"),
+        ("export", "-t", "{data}/text.json", "--format", "hf", "-o", "hf/"),
+        "hf",
+    ),
     "export-tiktoken": Command(
         ("export", "-t", "{data}/small.json", "--format", "tiktoken", "-o", "text.tiktoken"),
         ("export", "-t", "{data}/text.json", "--format", "tiktoken", "-o", "text.tiktoken"),
@@ -107,14 +112,16 @@ KILL_POINTS = [
 @pytest.fixture(scope="module")
 def data(workdir: Path) -> Path:
     """The inputs every command reads: three slices of the documentation, a text tokenizer (and
-    a smaller one), a MIDI tokenizer and ids files of two and of six songs."""
+    a smaller one with other special tokens), a MIDI tokenizer and ids files of two and of six songs."""
     text = docs_text()
     for number in range(3):
         part = text[number * TEXT_PART : (number + 1) * TEXT_PART]
         (workdir / f"docs{number}.txt").write_text(part, encoding="utf-8", newline="")
     settings: dict[str, object] = {"trainer.vocab_size": 500}
     train_with_bpe(GPT2_CONFIG, ["docs0.txt"], Path("text.json"), settings, workdir)
-    train_with_bpe(GPT2_CONFIG, ["docs0.txt"], Path("small.json"), {"trainer.vocab_size": 300}, workdir)
+    # other special tokens: an export of it writes other `transformers` files beside tokenizer.json
+    small = {"trainer.vocab_size": 300, "special_tokens.tokens": '["<s>", "</s>", "<|endoftext|>"]'}
+    train_with_bpe(GPT2_CONFIG, ["docs0.txt"], Path("small.json"), small, workdir)
     songs = workdir / "songs"
     songs.mkdir()
     for path in pop909_paths()[:6]:
