@@ -4,6 +4,7 @@
 # which is what proves compiled == pure. make faults: the fault suite (tests/test_faults*.py) with
 # its slow loops whole (every kill moment, every writers' race), where make test samples them.
 # make demo: the runtime only, installed as a user installs it (`pip install .`).
+# make docs: the documentation site into site/ (mkdocs build --strict); open site/index.html.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,7 +14,7 @@ REQUIREMENTS = $(BIN)/python -c 'import sys, tomllib; pyproject = tomllib.load(o
 	print(*pyproject["build-system"]["requires"], *pyproject["project"]["dependencies"], \
 	*pyproject["project"]["optional-dependencies"][sys.argv[1]], sep="\n")'
 
-.PHONY: test lint test-compiled test-pure faults demo bench docs install clean
+.PHONY: test lint test-compiled test-pure faults demo bench docs screenshots install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -78,9 +79,21 @@ bench: install
 	$(BIN)/python benchmarks/scaleout.py
 	$(BIN)/python benchmarks/surgery.py
 
+# the documentation site (mkdocs.yml) into site/: open site/index.html, or `$(BIN)/mkdocs serve`.
+# --strict fails on a broken link, anchor or API cross-reference. The API reference is read from
+# the source tree (mkdocstrings, statically), so bpe-core itself is neither built nor installed:
+# the docs extra is all it takes, and nothing else is fetched.
+$(VENV)/.docs: pyproject.toml | $(BIN)/python
+	$(REQUIREMENTS) docs > $(VENV)/requirements-docs.txt
+	$(BIN)/python -m pip install --quiet -r $(VENV)/requirements-docs.txt
+	touch $@
+
+docs: $(VENV)/.docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 # the screenshots in docs/inspect.md: pages of `bpe inspect --html` in headless Chromium
-docs: install
+screenshots: install
 	$(BIN)/python docs/screenshots.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info site

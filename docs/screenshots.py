@@ -1,4 +1,4 @@
-"""Screenshots of `bpe inspect --html` for docs/inspect.md (`make docs` runs this).
+"""Screenshots of `bpe inspect --html` for docs/inspect.md (`make screenshots` runs this).
 
 Trains a small text, DNA and MIDI tokenizer on the shared real data (../shared/data), writes
 each page with the installed `bpe inspect --html`, opens it in headless Chromium (the tests'

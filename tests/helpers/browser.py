@@ -1,7 +1,8 @@
-"""Headless Chromium driven over the DevTools protocol (websocket-client), for the inspect pages.
+"""Headless Chromium driven over the DevTools protocol (websocket-client), for the inspect pages
+and the documentation site.
 
 `Browser` starts Debian's `chromium` with a fresh profile and no network services, opens a page
-from disk, and gives back what the tests and the docs' screenshots need: console errors and
+from disk or a URL, and gives back what the tests and the docs' screenshots need: console errors and
 uncaught exceptions, the URLs it requested, the value of a JavaScript expression, and a PNG
 screenshot. A missing
 `chromium` is an error, never a skip. Nothing here knows tokenizers.
@@ -124,13 +125,14 @@ class Browser:
                 return result
             self.events.append(answer)
 
-    def open(self, path: Path) -> None:
-        """Load a page from disk and wait for its load event."""
+    def open(self, page: Path | str) -> None:
+        """Load a page, from disk (a Path) or a URL (a str), and wait for its load event."""
         self.events.clear()
-        self.call("Page.navigate", session=True, url=path.resolve().as_uri())
+        url = page if isinstance(page, str) else page.resolve().as_uri()
+        self.call("Page.navigate", session=True, url=url)
         deadline = time.monotonic() + TIMEOUT
         while not any(event.get("method") == "Page.loadEventFired" for event in self.events):
-            assert time.monotonic() < deadline, f"{path} did not load"
+            assert time.monotonic() < deadline, f"{page} did not load"
             self.events.append(json.loads(self.socket.recv()))
 
     def errors(self) -> list[str]:
