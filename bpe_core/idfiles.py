@@ -73,9 +73,11 @@ def check_made_by(source: str, recorded: Any, reading: TokenizerMark, force: boo
     name = recorded.get("name")
     if isinstance(digest, str) and reading.sha256 and digest != reading.sha256:
         made_by = _shown(name) if isinstance(name, str) else "another tokenizer"
+        size = recorded.get("vocab_size")
+        ids = f", {size} ids" if isinstance(size, int) and not isinstance(size, bool) else ""
         raise WrongTokenizer(
-            f"{source} was encoded with {made_by} (sha256 {_shown(digest[:12])}...), not {_shown(reading.name)} "
-            f"(sha256 {reading.sha256[:12]}...): {hint}"
+            f"{source} was encoded with {made_by} (sha256 {_shown(digest[:12])}...{ids}), not {_shown(reading.name)} "
+            f"(sha256 {reading.sha256[:12]}..., {reading.vocab_size} ids): {hint}"
         )
     size = recorded.get("vocab_size")
     if (not isinstance(digest, str) or not reading.sha256) and isinstance(size, int) and size != reading.vocab_size:

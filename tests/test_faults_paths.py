@@ -235,8 +235,8 @@ def test_midi_shards_decoded_with_a_dna_tokenizer_are_refused_naming_both(
         tmp_path,
         dna_tokenizer,
         "midi-shards/",
-        f"midi-shards/ was encoded with {midi.name} (sha256 {tokenizer_digest(midi)[:12]}...)",
-        f"not {dna.name} (sha256 {tokenizer_digest(dna)[:12]}...)",
+        f"midi-shards/ was encoded with {midi.name} (sha256 {tokenizer_digest(midi)[:12]}..., 600 ids)",
+        f"not {dna.name} (sha256 {tokenizer_digest(dna)[:12]}..., 300 ids)",
         "pass --force to decode anyway",
         output="songs.fa",
     )
