@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 import bpe_core
 from bpe_core import pure_mode
 from bpe_core.arguments import EXIT_BAD_INPUT, build_parser
-from bpe_core.errors import BpeError
+from bpe_core.errors import BpeError, failure_cause
+from bpe_core.streams import guard_standard_streams, report, silence_standard_output
 
 if TYPE_CHECKING:
     from bpe_core.config import RunnerConfig
@@ -549,23 +550,67 @@ def _files_read(args: argparse.Namespace) -> str:
     return f" reading {', '.join(files[:3])}{more}"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser(_version()).parse_args(argv)
+def _doing(args: argparse.Namespace | None) -> str:
+    """What the command was doing, for an error that names no file of its own: "bpe encode
+    reading A, B, writing OUT"."""
+    if args is None:
+        return "bpe"
+    output = getattr(args, "output", None)
+    writing = f", writing {output}" if output not in (None, "-") else ""
+    return f"bpe {args.command}{_files_read(args)}{writing}"
+
+
+def _flush_standard_output() -> None:
+    """Write out what a command printed, where a failure is still reported and changes the exit
+    status (at exit it would be an "Exception ignored" message)."""
     try:
-        _check_output_path(args)
-        return COMMANDS[args.command](args)
-    except BpeError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except MemoryError:  # an input too big for this machine: readers bound what they can, this is the rest
-        reading = _files_read(args)
-        print(f"error: out of memory{reading}: the input needs more memory than this process may use", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        sys.stdout.flush()
     except BrokenPipeError:
-        return 0
+        raise
+    except OSError as error:
+        raise BpeError(f"cannot write standard output: {failure_cause(error)}") from error
+
+
+def _failed(line: str, status: int) -> int:
+    """Report one error line and return the exit status; standard output that cannot take what
+    is buffered for it is silenced first, so nothing but the line is said."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError, BpeError):
+        silence_standard_output()
+    report(line)
+    return status
+
+
+# a reader of standard output that left (`bpe encode ... | head`): the status a shell shows for a
+# Unix tool that SIGPIPE ended, 128 + 13
+EXIT_BROKEN_PIPE = 141
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    guard_standard_streams()
+    args: argparse.Namespace | None = None
+    try:
+        args = build_parser(_version()).parse_args(argv)
+        _check_output_path(args)
+        status = COMMANDS[args.command](args)
+        _flush_standard_output()
+        return status
+    except BpeError as error:
+        return _failed(f"error: {error}", EXIT_BAD_INPUT)
+    except MemoryError:  # an input too big for this machine: readers bound what they can, this is the rest
+        reading = _files_read(args) if args is not None else ""
+        return _failed(
+            f"error: out of memory{reading}: the input needs more memory than this process may use", EXIT_BAD_INPUT
+        )
+    except BrokenPipeError:  # quietly, as Unix tools end when the reader of their output leaves
+        silence_standard_output()
+        return EXIT_BROKEN_PIPE
+    except OSError as error:  # the machine's (too many open files, no memory to start a worker), not the input's
+        named = f"{error.filename}: " if error.filename else ""
+        return _failed(f"error: {_doing(args)}: {named}{failure_cause(error)}", EXIT_BAD_INPUT)
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
+        return _failed("error: interrupted", 130)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,18 @@
-"""The exception types users see: a message for a person, naming the file, line or key."""
+"""The exception types users see: a message for a person, naming the file, line or key; and how
+a failure of the system (an OSError) is said to one."""
+
+import errno
+
+# What ran out, by errno, as an error line says it: the causes that are the machine's, not the
+# input's, met writing an output, opening a file or starting a worker process.
+_RAN_OUT = {
+    errno.ENOSPC: "disk full (no space left on the device)",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EFBIG: "file size limit reached (ulimit -f)",
+    errno.EMFILE: "too many open files (the limit per process: ulimit -n)",
+    errno.ENFILE: "too many open files in the system",
+    errno.ENOMEM: "out of memory",
+}
 
 
 class BpeError(Exception):
@@ -15,3 +29,9 @@ def located(where: str, message: str) -> str:
     """`where: message`, unless the message already starts by naming that place (a pretokenizer
     that names the record, say), so no location is said twice."""
     return message if message.startswith((f"{where}:", f"{where},")) else f"{where}: {message}"
+
+
+def failure_cause(error: OSError) -> str:
+    """What an OSError says to a person: what ran out, for a resource running out (disk full,
+    too many open files), else the system's message."""
+    return _RAN_OUT.get(error.errno or 0) or error.strerror or str(error)

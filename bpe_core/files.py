@@ -10,6 +10,9 @@ a lock on its temporary file, so only a dead one's are removed).
 A set of files that belong together (a shard set, a decode's files) is written into a new
 directory beside its target and takes the target's place in one step (`staged_directory`), so a
 reader sees the previous set or the new one, whole, and of two writers at once the later wins.
+
+A write that fails because something ran out (the disk is full, the file size limit is reached)
+is a BpeError naming the output and what ran out.
 """
 
 import contextlib
@@ -33,7 +36,7 @@ from types import FrameType
 from typing import IO, Any
 
 from bpe_core.contract import Source
-from bpe_core.errors import BpeError
+from bpe_core.errors import BpeError, failure_cause
 
 
 @contextlib.contextmanager
@@ -44,16 +47,17 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
     cannot be replaced, and replacing it would destroy it."""
     if path is None or path == "-":
         stream: IO[Any] = sys.stdout.buffer if binary else sys.stdout
-        yield stream
-        stream.flush()
+        with running_out("standard output"):
+            yield stream
+            stream.flush()
         return
     check_output(path)
     if os.path.exists(path) and not os.path.isfile(path):
         try:
             direct = open(path, "wb") if binary else open(path, "w", encoding="utf-8", newline="")
         except OSError as error:
-            raise BpeError(f"cannot write {path}: {error.strerror or error}") from error
-        with direct:
+            raise BpeError(f"cannot write {path}: {failure_cause(error)}") from error
+        with running_out(path), direct:
             yield direct
         return
     import tempfile  # for writing only: reading a tokenizer does without it
@@ -70,17 +74,17 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
                 "w", encoding="utf-8", newline="", dir=directory, prefix=".tmp-", suffix=suffix, delete=False
             )
     except OSError as error:
-        raise BpeError(f"cannot write {path}: {error.strerror or error}") from error
+        raise BpeError(f"cannot write {path}: {failure_cause(error)}") from error
     lock = _hold(handle.name)
     try:
         with unwind_on_termination():
-            with handle:
+            with running_out(path), handle:
                 yield handle.file  # the file itself: the wrapper adds a call to every write
             os.chmod(handle.name, 0o666 & ~current_umask())  # temporary files are private; outputs are not
             try:
                 os.replace(handle.name, path)
             except OSError as error:  # it became a directory, or the directory went away, meanwhile
-                raise BpeError(f"cannot write {path}: {error.strerror or error}") from error
+                raise BpeError(f"cannot write {path}: {failure_cause(error)}") from error
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(handle.name)
@@ -88,6 +92,19 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
     finally:
         if lock is not None:
             os.close(lock)
+
+
+@contextlib.contextmanager
+def running_out(output: str) -> Iterator[None]:
+    """Within the block, a write that fails because the disk is full, a quota or the file size
+    limit is reached (an OSError naming no file: the output being written) is a BpeError naming
+    `output` and what ran out."""
+    try:
+        yield
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) or error.filename is not None:
+            raise
+        raise BpeError(f"cannot write {output}: {failure_cause(error)}") from error
 
 
 # A temporary file or directory is a killed writer's when nobody holds its lock and it is older
@@ -156,12 +173,18 @@ def staged_directory(target: str, shown: str) -> Iterator[str]:
         staging = tempfile.mkdtemp(dir=parent, prefix=prefix)
         os.chmod(staging, 0o777 & ~current_umask())  # temporary directories are private; outputs are not
     except OSError as error:
-        raise BpeError(f"cannot create the directory {shown}: {error.strerror or error}") from error
+        raise BpeError(f"cannot create the directory {shown}: {failure_cause(error)}") from error
     lock = _hold(staging)
     try:
         with unwind_on_termination():
-            yield staging
+            with running_out(shown):
+                yield staging
             _swap_in(staging, target, shown)
+    except BpeError as error:  # about a file being written: named where it was to be, not where it was staged
+        shutil.rmtree(staging, ignore_errors=True)
+        if staging not in str(error):
+            raise
+        raise type(error)(str(error).replace(staging, target)) from error
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -192,7 +215,7 @@ def _swap_in(staging: str, target: str, shown: str) -> None:
                 raise
             os.rename(retired, staging)
     except OSError as error:
-        raise BpeError(f"cannot replace the directory {shown}: {error.strerror or error}") from error
+        raise BpeError(f"cannot replace the directory {shown}: {failure_cause(error)}") from error
     finally:
         os.close(parent)  # and with it the lock
 
@@ -329,7 +352,7 @@ def file_source(path: str, handle: IO[bytes] | None = None) -> Source:
                 digest.update(block)
                 size += len(block)
     except OSError as error:
-        raise BpeError(f"cannot read {path}: {error.strerror or error}") from error
+        raise BpeError(f"cannot read {path}: {failure_cause(error)}") from error
     return Source(path, size, digest.hexdigest())
 
 
@@ -340,7 +363,7 @@ def read_failure(path: str, error: BaseException) -> BpeError:
     if isinstance(error, EOFError):
         return BpeError(f"{path} is truncated: {error or 'the compressed stream ends early'}")
     if isinstance(error, OSError):
-        return BpeError(f"cannot read {path}: {error.strerror or error}")
+        return BpeError(f"cannot read {path}: {failure_cause(error)}")
     return BpeError(f"cannot read {path}: {error}")
 
 
@@ -358,7 +381,7 @@ class HashedFile(io.RawIOBase):
         try:
             self._file = open(path, "rb", buffering=0)
         except OSError as error:
-            raise BpeError(f"cannot read {path}: {error.strerror or error}") from error
+            raise BpeError(f"cannot read {path}: {failure_cause(error)}") from error
         self._digest = hashlib.sha256()
         self._size = 0
 
@@ -436,7 +459,7 @@ def read_file(path: str, description: str) -> bytes:
         with open(path, "rb") as handle:
             return handle.read()
     except OSError as error:
-        raise BpeError(f"cannot read {description} {path}: {error.strerror or error}") from error
+        raise BpeError(f"cannot read {description} {path}: {failure_cause(error)}") from error
 
 
 def parse_json(content: bytes, path: str, description: str) -> Any:
@@ -454,7 +477,7 @@ def make_directory(directory: str) -> None:
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as error:
-        raise BpeError(f"cannot create the folder {directory}: {error.strerror or error}") from error
+        raise BpeError(f"cannot create the folder {directory}: {failure_cause(error)}") from error
 
 
 def contained_path(directory: str, name: Any, where: str, what: str) -> str:

@@ -42,6 +42,7 @@ GRAMMAR = {
     "bpe_core.arguments",
     "bpe_core.idfiles",
     "bpe_core.errors",
+    "bpe_core.streams",
 }
 # libraries that no short command uses (multiprocessing: one line forks no worker)
 UNUSED_LIBRARIES = (

@@ -19,7 +19,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 Result = TypeVar("Result")
 
@@ -102,6 +102,7 @@ def ordered_map(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    earlier = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_end_with_parent)
     finished = False
     try:
@@ -120,7 +121,19 @@ def ordered_map(
         raise
     finally:
         _worker_function = None
-        pool.shutdown(wait=finished, cancel_futures=True)  # after an error, do not wait for items in flight
+        _shut_down(pool, finished, earlier)
+
+
+def _shut_down(pool: "ProcessPoolExecutor", finished: bool, earlier: set[Any]) -> None:
+    """Shut the pool down; after an error, without waiting for items in flight, and ending its
+    workers: a pool whose start failed part way (too many open files) has no thread to tell the
+    workers it did start to end, and the interpreter's exit would wait for them forever."""
+    import multiprocessing
+
+    pool.shutdown(wait=finished, cancel_futures=True)
+    if not finished:
+        for process in set(multiprocessing.active_children()) - earlier:
+            process.kill()  # not SIGTERM, which a worker just forked may still have a Python handler for
 
 
 def _call_each(function: Callable[[Any], Result], batch: list[Any]) -> list[Result]:
@@ -184,6 +197,7 @@ def shared_map(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    earlier = set(multiprocessing.active_children())
     pool = ProcessPoolExecutor(
         workers - 1, mp_context=multiprocessing.get_context("fork"), initializer=_end_with_parent
     )
@@ -207,7 +221,7 @@ def shared_map(
         raise
     finally:
         _worker_function = None
-        pool.shutdown(wait=finished, cancel_futures=True)
+        _shut_down(pool, finished, earlier)
 
 
 def claimed_map(

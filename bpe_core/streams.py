@@ -1,0 +1,91 @@
+"""The command line's standard streams when they are not what a program expects: closed when the
+process starts, or failing as it writes (a reader that left the pipe, a full disk).
+
+A process may be started with standard input, output or error closed (`bpe ... >&-`). Python
+leaves such a stream None, and the first file the process opens then gets the stream's
+descriptor, so whatever is meant for the stream would go into that file. `guard_standard_streams`
+holds the descriptors on /dev/null first, then gives each closed stream an object that says so.
+
+Writing the one error line must not fail in turn (`report`), and standard output that failed
+must not fail again as Python flushes it at exit (`silence_standard_output`). This module does
+not decide exit statuses or messages: `cli.main` does.
+"""
+
+import contextlib
+import io
+import os
+import sys
+from typing import Any
+
+from bpe_core.errors import BpeError
+
+
+class _ClosedStream(io.BufferedIOBase):
+    """Standard input or output of a process started with it closed: using it is a BpeError
+    saying so."""
+
+    def __init__(self, failure: str) -> None:
+        super().__init__()
+        self._failure = failure
+
+    def readable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        raise BpeError(self._failure)
+
+    def read1(self, size: int = -1) -> bytes:
+        raise BpeError(self._failure)
+
+    def readinto(self, buffer: Any) -> int:
+        raise BpeError(self._failure)
+
+    def write(self, data: Any) -> int:
+        raise BpeError(self._failure)
+
+
+def guard_standard_streams() -> None:
+    """Make a process started with standard input, output or error closed safe to run: each
+    closed descriptor is opened on /dev/null, so no file opened later gets its number; reading
+    standard input or writing standard output is then an error saying the stream is closed, and
+    what is written to standard error goes nowhere (there is nowhere to say it: the exit status
+    tells)."""
+    if sys.stdin is not None and sys.stdout is not None and sys.stderr is not None:
+        return
+    for descriptor in (0, 1, 2):
+        try:
+            os.fstat(descriptor)
+        except OSError:
+            placeholder = os.open(os.devnull, os.O_RDWR)
+            if placeholder != descriptor:
+                os.dup2(placeholder, descriptor)
+                os.close(placeholder)
+    if sys.stdin is None:
+        sys.stdin = io.TextIOWrapper(_ClosedStream("cannot read standard input: it is closed"), encoding="utf-8")
+    if sys.stdout is None:
+        closed = _ClosedStream("cannot write standard output: it is closed")
+        # write_through: each write reaches the closed stream (and fails) at once, not at exit
+        sys.stdout = io.TextIOWrapper(closed, encoding="utf-8", write_through=True)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")
+
+
+def silence_standard_output() -> None:
+    """Send what is still buffered for standard output, and anything after it, nowhere: after a
+    write to it failed (its reader left, its disk is full), so that Python's flush at exit does
+    not fail again with an "Exception ignored" message."""
+    with contextlib.suppress(OSError, ValueError):
+        descriptor = sys.stdout.fileno()
+        placeholder = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(placeholder, descriptor)
+        os.close(placeholder)
+
+
+def report(line: str) -> None:
+    """Print one line on standard error; if even that fails (its reader left), say nothing."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
