@@ -76,6 +76,11 @@ def build_parser(version: str) -> argparse.ArgumentParser:
         metavar="BASE",
         help="continue training from this tokenizer file: its ids stay, new merges get the ids after its last",
     )
+    train.add_argument(
+        "--name",
+        help="the tokenizer's name (default: the config's; with --set trainer.vocab_size, its size in place of "
+        "the one the config's name ends with)",
+    )
     runner_options(train)
 
     count = commands.add_parser("count", help="count the unique chunks of a corpus into a counts file")
@@ -219,6 +224,13 @@ def build_parser(version: str) -> argparse.ArgumentParser:
         "--format", choices=("hf", "tiktoken"), help="default: tiktoken for OUT.tiktoken, hf for OUT.json or DIR/"
     )
     export.add_argument("-o", "--output", required=True)
+    export.add_argument(
+        "--max-length",
+        type=positive,
+        metavar="N",
+        help="hf: the longest input of the model, in tokens: transformers' model_max_length (default: the "
+        "config's max_length, else none)",
+    )
 
     import_ = commands.add_parser("import", help="read a Hugging Face tokenizer.json or a .tiktoken file")
     import_.add_argument("input")

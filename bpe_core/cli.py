@@ -51,6 +51,8 @@ def _overrides(pairs: Sequence[str]) -> dict[str, Any]:
 def _pipeline_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """--set, --strict and the runner options, as config overrides."""
     overrides = _overrides(args.set)
+    if getattr(args, "name", None) is not None:  # bpe train --name
+        overrides["name"] = args.name
     if args.strict:
         overrides["input.on_error"] = "error"
     overrides.update({f"runner.{key}": value for key, value in _runner_choice(args).items()})
@@ -85,8 +87,11 @@ def _cmd_train(args: argparse.Namespace) -> int:
     )
     output = args.output or tokenizer.config.get("output") or f"{tokenizer.name}.json"
     overridden = _overrides(args.set)
-    if not args.output and "trainer.vocab_size" in overridden and "output" not in overridden:
-        output = _sized_output(output, tokenizer.vocab_size)
+    if not args.output and "output" not in overridden:
+        if args.name is not None:
+            output = f"{args.name}.json"
+        elif "trainer.vocab_size" in overridden:
+            output = _sized_output(output, tokenizer.vocab_size)
     tokenizer.save(output)
     if not args.quiet:
         provenance = tokenizer.provenance
@@ -350,7 +355,7 @@ def _tokenizer_argument(args: argparse.Namespace) -> str:
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
     from bpe_core.files import atomic_output, check_output
-    from bpe_core.inspection import measure_lines, measure_on, summary_lines
+    from bpe_core.inspection import measure_each, summary_lines
     from bpe_core.visual.page import inspect_page
 
     path = _tokenizer_argument(args)
@@ -370,7 +375,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         return 0
     lines = summary_lines(tokenizer, args.top)
     if args.on:
-        lines += measure_lines(measure_on(tokenizer, args.on, args.workers), args.on)
+        lines += measure_each(tokenizer, args.on, args.workers)
     print("\n".join(lines))
     return 0
 
@@ -442,8 +447,10 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
     tokenizer = bpe_core.load(args.tokenizer)
     if (args.format or export_format(args.output)) == "hf":
-        tokenizer.to_hf(args.output)
+        tokenizer.to_hf(args.output, max_length=args.max_length)
     else:
+        if args.max_length is not None:
+            raise BpeError("--max-length is the model_max_length of a Hugging Face export; tiktoken files have none")
         tokenizer.to_tiktoken(args.output)
     return 0
 

@@ -14,6 +14,7 @@ dict config is code, and its paths are not checked.
 """
 
 import os
+import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -24,6 +25,7 @@ from bpe_core.spec import ComponentConfig
 
 SPECIAL_POSITIONS = ("end", "start")
 RUNNER_KINDS = ("local", "dask")
+SIZE_SUFFIX = re.compile(r"-[0-9]+k?$")  # the size a name ends with: -32k, -4096
 RANGE_BYTES = 64 << 20  # a large plain-text file is counted in ranges of about this size
 
 # Bounds that keep a hostile config from asking for the impossible: ids stay below 2**31 (the
@@ -92,6 +94,7 @@ class Config:
     output: str | None
     runner: RunnerConfig = RunnerConfig()
     origin: str = "<dict>"
+    max_length: int | None = None  # the longest input of a model, in tokens: the HF export's model_max_length
 
     def to_dict(self) -> dict[str, Any]:
         """The config as plain data, in the YAML shape (for tokenizer files). The runner is left
@@ -114,6 +117,7 @@ class Config:
             "trainer": _section_dict(self.trainer),
             "special_tokens": _section_dict(self.special_tokens),
             "output": self.output,
+            "max_length": self.max_length,
         }
 
 
@@ -125,7 +129,7 @@ def _section_dict(section: SampleConfig | TrainerConfig | SpecialTokensConfig) -
 # The keys each section allows, in the order errors list them. The top level is written out: its
 # YAML keys are not the field names (`normalizer` holds `normalizers`; `origin` is no key).
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "": ("name", "input", "normalizer", "pretokenizer", "trainer", "special_tokens", "output", "runner"),
+    "": ("name", "input", "normalizer", "pretokenizer", "trainer", "special_tokens", "output", "max_length", "runner"),
     "runner": tuple(item.name for item in fields(RunnerConfig)),
     "trainer": tuple(item.name for item in fields(TrainerConfig)),
     "special_tokens": tuple(item.name for item in fields(SpecialTokensConfig)),
@@ -200,6 +204,12 @@ class _Checker:
         if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
             raise self.fail(path, f"expected a list of non-empty strings, got {_short(value)}")
         return tuple(value)
+
+
+def sized_name(name: str, vocab_size: int) -> str:
+    """A name that says the vocabulary size: a trailing size (`-32k`, `-4096`) replaced by this
+    one, else this one appended (`text-gpt2-32k` of 8192 ids is `text-gpt2-8192`)."""
+    return f"{SIZE_SUFFIX.sub('', name)}-{vocab_size}"
 
 
 def apply_overrides(raw: dict[str, Any], overrides: dict[str, Any], origin: str) -> dict[str, Any]:
@@ -360,6 +370,7 @@ def parse_config(raw: dict[str, Any], origin: str) -> Config:
         output=check.string(raw, "output", "output", None),
         runner=parse_runner(raw.get("runner"), origin),
         origin=origin,
+        max_length=check.integer(raw, "max_length", "max_length", None, 1, MAX_VOCAB_SIZE),
     )
 
 

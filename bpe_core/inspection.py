@@ -135,6 +135,14 @@ def lineage_lines(tokenizer: Tokenizer) -> list[str]:
         if "trim" in stage:
             lines.append(f"  {number}. trim: {stage['trim']}")
             continue
+        imported = stage.get("import")
+        if isinstance(imported, dict):
+            published = f", the published {imported['published']}" if imported.get("published") else ""
+            lines.append(
+                f"  {number}. import {imported.get('name', '?')}: {imported.get('path', '?')} "
+                f"({imported.get('format', '?')}{published}), vocab {imported.get('vocab_size', '?')}"
+            )
+            continue
         config = stage.get("config") or {}
         pretokenizer = (config.get("pretokenizer") or {}).get("name", "?")
         vocab = (config.get("trainer") or {}).get("vocab_size", "?")
@@ -192,9 +200,44 @@ def measure_on(tokenizer: Tokenizer, paths: Sequence[str], workers: int | None =
     return measured
 
 
+def measure_each(tokenizer: Tokenizer, paths: Sequence[str], workers: int | None = None) -> list[str]:
+    """`bpe inspect --on A B ...`: the measures on each input as given (a file, a directory, a
+    glob), then, for more than one, their total."""
+    each = [measure_on(tokenizer, [path], workers) for path in paths]
+    lines = [line for path, measured in zip(paths, each) for line in measure_lines(measured, [path])]
+    if len(each) > 1:
+        lines += measure_lines(summed_measures(each), paths)
+    return lines
+
+
+def summed_measures(each: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """`measure_on`'s numbers over several inputs: counts add up, a maximum (`max_...`) is the
+    largest."""
+
+    def summed(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        total: dict[str, Any] = {}
+        for record in records:
+            for key, value in record.items():
+                if isinstance(value, dict):
+                    continue
+                if not isinstance(value, (int, float)) or isinstance(value, bool) or key not in total:
+                    total[key] = value
+                elif key.startswith("max_"):
+                    total[key] = max(total[key], value)
+                else:
+                    total[key] += value
+        return total
+
+    total = summed(each)
+    reports = [measured["report"] for measured in each if isinstance(measured.get("report"), dict)]
+    if reports:
+        total["report"] = summed(reports)
+    return total
+
+
 def measure_lines(measured: dict[str, Any], paths: Sequence[str]) -> list[str]:
     """`measure_on`'s numbers as the inspect report shows them."""
-    where = paths[0] if len(paths) == 1 else f"{len(paths)} inputs"
+    where = paths[0] if len(paths) == 1 else f"{len(paths)} inputs in all"
     lines = [
         f"on {where}:  {measured['documents']:,} documents, {measured['tokens']:,} tokens, {measured['symbols']:,} "
         f"{measured['unit']}"

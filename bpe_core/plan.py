@@ -30,6 +30,8 @@ class Plan:
     paths: list[str]
     alphabet_size: int
     num_merges: int
+    # the overrides changed trainer.vocab_size and left the name: the tokenizer is named after its size
+    named_by_size: bool = False
 
 
 def make_plan(
@@ -67,8 +69,23 @@ def make_plan(
             f"({alphabet_size} base symbols + {len(settings.special_tokens.tokens)} special tokens)"
         )
     return Plan(
-        settings, pretokenizer, normalizers, reader, paths, alphabet_size, settings.trainer.vocab_size - minimum
+        settings,
+        pretokenizer,
+        normalizers,
+        reader,
+        paths,
+        alphabet_size,
+        settings.trainer.vocab_size - minimum,
+        _resizes(overrides or {}),
     )
+
+
+def _resizes(overrides: dict[str, Any]) -> bool:
+    """Whether the overrides set the vocabulary size and not the name (`--set trainer.vocab_size=8192`
+    of a config named `text-gpt2-32k`): the name the config gives would then say another size."""
+    trainer = overrides.get("trainer")
+    sized = "trainer.vocab_size" in overrides or (isinstance(trainer, dict) and "vocab_size" in trainer)
+    return sized and "name" not in overrides
 
 
 def check_base(plan: Plan, base: Tokenizer | None) -> None:

@@ -203,6 +203,36 @@ class Tokenizer:
         """
         return self._batches.encode(documents, None, workers)
 
+    def encode_file(
+        self,
+        path: str | os.PathLike[str],
+        workers: int | None = None,
+        *,
+        allowed_special: Specials = frozenset(),
+        disallowed_special: Specials = "all",
+    ) -> list[list[int]]:
+        """The ids of each document of a file, read as this tokenizer's training input was (its
+        reader: a text file is one document, a JSON Lines file one per line, a FASTA/FASTQ file
+        one per record, a MIDI file one song), in file order: one list of ids per document, as
+        `bpe encode FILE` writes them one a line. A text file is streamed in pieces (cut where no
+        chunk can change), so it is never held whole. Special tokens follow `encode`'s rules.
+
+        >>> reads = dna_tok.encode_file("reads.fq")  # one list of ids per read
+        """
+        from bpe_core.corpus.streaming import corpus_reader, encode_pieces  # what only files need
+
+        if not isinstance(path, (str, os.PathLike)):
+            raise BpeError(f"encode_file: path: a {type(path).__name__}, not a file path (encode takes documents)")
+        documents = corpus_reader(self).documents([os.fspath(path)], strict=True)
+        encoded: list[list[int]] = []
+        ids: list[int] = []
+        for piece, ends in encode_pieces(self, documents, workers, allowed_special, disallowed_special):
+            ids.extend(piece)
+            if ends:
+                encoded.append(ids)
+                ids = []
+        return encoded
+
     def encode_with_offsets(self, document: Any) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids and, for each, the (start, end) it covers in the document (end exclusive), in the
         pretokenizer's coordinates: for DNA, 0-based positions in the record's sequence, so
@@ -373,11 +403,18 @@ class Tokenizer:
         """Write the tokenizer file (atomically: a temporary file, then a rename)."""
         native.save(self, os.fspath(path))
 
-    def to_hf(self, path: str | os.PathLike[str]) -> None:
-        """Write a Hugging Face `tokenizer.json` that gives the same ids (see `formats.hf.to_hf`)."""
+    def to_hf(self, path: str | os.PathLike[str], *, max_length: int | None = None) -> None:
+        """Write a Hugging Face `tokenizer.json` that gives the same ids (see `formats.hf.to_hf`).
+        `max_length` (default: the config's `max_length`) is transformers' `model_max_length`,
+        written to `tokenizer_config.json` in a folder export."""
         from bpe_core.formats import hf  # each export's format imported when it is written
 
-        hf.to_hf(self, path)
+        if max_length is None:
+            recorded = self.config.get("max_length") if isinstance(self.config, dict) else None
+            max_length = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else None
+        elif isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
+            raise BpeError(f"max_length: expected a whole number of tokens, 1 or more, got {max_length!r}")
+        hf.to_hf(self, path, max_length)
 
     def to_tiktoken(self, path: str | os.PathLike[str]) -> None:
         """Write a `.tiktoken` file (tokens and ranks; give tiktoken the pattern and special tokens)."""

@@ -21,7 +21,7 @@ from typing import Any
 
 from bpe_core import progress as progress_bars
 from bpe_core.chunking import count_chunks, count_packed, count_packed_parts, normalize, piece_size, pieces
-from bpe_core.config import Config, RunnerConfig, parse_runner
+from bpe_core.config import Config, RunnerConfig, parse_runner, sized_name
 from bpe_core.contract import (
     CountsPacked,
     MeasuresDocuments,
@@ -481,6 +481,8 @@ def _train_from(
         else alphabet_size + len(trainer.merges) + len(settings.special_tokens.tokens)
     )
     multiple = settings.trainer.pad_to_multiple_of or 1
+    if plan.named_by_size:  # the size trained, padding included, not the one the config's name says
+        settings = replace(settings, name=sized_name(settings.name, unpadded + -unpadded % multiple))
     fractions = {item.get("sampled_fraction") for item in counts.inputs}
     provenance = {
         "inputs": [{"path": item["path"], "size": item["size"], "sha256": item["sha256"]} for item in counts.inputs],
@@ -526,14 +528,18 @@ def base_digest(base: Tokenizer) -> str:
 
 
 def lineage(base: Tokenizer | None) -> list[dict[str, Any]]:
-    """The stages that made `base`: its recorded lineage, or its own training as the one stage
-    (none for no base). Each stage that makes a tokenizer from another (continued training, a
-    trim) appends its own entry to this list."""
+    """The stages that made `base`: its recorded lineage, or its own making as the one stage
+    (none for no base): an import (`{"import": {...}}`: the file, its format, the published
+    vocabulary it is, its name and vocabulary size) or a training. Each stage that makes a
+    tokenizer from another (continued training, a trim) appends its own entry to this list."""
     if base is None:
         return []
     recorded = base.provenance.get("lineage")
     if isinstance(recorded, list):
         return list(recorded)
+    imported = base.provenance.get("imported_from")
+    if isinstance(imported, dict):
+        return [{"import": {**imported, "name": base.name, "vocab_size": base.vocab_size}}]
     return [{"config": base.config, "inputs": base.provenance.get("inputs", [])}]
 
 

@@ -212,14 +212,15 @@ def test_inspect_shows_the_lineage_and_validate_checks_a_config_against_its_base
     continued = bpe_core.train(STAGE2, [docs_slice_path], {"trainer.vocab_size": 700}, progress=False, base=base)
     continued.save(tmp_path / "continued.json")
     report = assert_ok(run_bpe("inspect", "continued.json", cwd=tmp_path))
-    assert "1. train text-gpt2-32k: pretokenizer gpt2, vocab 600, 1 input file(s)" in report
-    assert "2. train text-superbpe-32k: pretokenizer regex, vocab 700, 1 input file(s)" in report
-    assert f"continued from text-gpt2-32k (vocab 600, sha256 {continued.provenance['base']['sha256'][:16]}" in report
-    assert "continuing text-gpt2-32k (343 merges)" in assert_ok(
+    # named after the sizes trained, not the 32k the configs' names say
+    assert "1. train text-gpt2-600: pretokenizer gpt2, vocab 600, 1 input file(s)" in report
+    assert "2. train text-superbpe-700: pretokenizer regex, vocab 700, 1 input file(s)" in report
+    assert f"continued from text-gpt2-600 (vocab 600, sha256 {continued.provenance['base']['sha256'][:16]}" in report
+    assert "continuing text-gpt2-600 (343 merges)" in assert_ok(
         run_bpe("validate", STAGE2, "--from", "base.json", cwd=tmp_path)
     )
     assert_clean_error(
-        run_bpe("validate", DNA, "--from", "base.json", cwd=tmp_path), "pretokenizer", "alphabet", "text-gpt2-32k"
+        run_bpe("validate", DNA, "--from", "base.json", cwd=tmp_path), "pretokenizer", "alphabet", "text-gpt2-600"
     )
 
 

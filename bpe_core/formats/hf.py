@@ -17,7 +17,7 @@ from typing import Any
 from bpe_core.contract import ExportsToHF
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, make_directory, parse_json
-from bpe_core.formats.hf_folder import template_post_processor, write_transformers_files
+from bpe_core.formats.hf_folder import special_token_roles, template_post_processor, write_transformers_files
 from bpe_core.formats.layout import MAX_ID, check_id, is_int
 from bpe_core.formats.tiktoken import NAMED_PATTERNS, pretokenizer_for
 from bpe_core.plugins import registry
@@ -25,9 +25,10 @@ from bpe_core.spec import ComponentConfig, IdLayout, TokenizerSpec, TokenizerVie
 from bpe_core.strands import refuse_mirrored_overlaps
 
 GPT2_BYTELEVEL = "gpt2"
-# The model's unknown token in exports of non-byte-level tokenizers (DNA): a name that is not in
-# the vocabulary, so `tokenizers` raises on a letter outside the alphabet ("Unk token `...` not
-# found in the vocabulary") as bpe-core does, instead of dropping it and merging across the gap.
+# The model's unknown token in exports of non-byte-level tokenizers (DNA) that have no unknown
+# token of their own ([UNK], <unk>): a name that is not in the vocabulary, so `tokenizers` raises
+# on a letter outside the alphabet ("Unk token `...` not found in the vocabulary") as bpe-core
+# does, instead of dropping it and merging across the gap.
 UNKNOWN_LETTER = "<a letter outside the alphabet: an error, as in bpe-core>"
 NORMALIZERS = {"NFC": "nfc", "NFD": "nfd", "NFKC": "nfkc", "NFKD": "nfkd", "Lowercase": "lowercase"}
 
@@ -293,14 +294,15 @@ def _check_ids(path: str, vocab: dict[str, int], added: dict[str, int]) -> None:
         seen[token_id] = token
 
 
-def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
+def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str], max_length: int | None = None) -> None:
     """Write a `tokenizer.json` that `tokenizers.Tokenizer.from_file` and
     `transformers.PreTrainedTokenizerFast(tokenizer_file=...)` load, giving our ids.
 
     A path ending in `.json` is the file; any other path is a folder that gets `tokenizer.json`.
     Missing folders are created. In a folder, or beside a file named `tokenizer.json`,
     `tokenizer_config.json` and `special_tokens_map.json` are written too, so
-    `AutoTokenizer.from_pretrained(folder)` works. With `[CLS]`/`[SEP]` (or `<s>`/`</s>`) a
+    `AutoTokenizer.from_pretrained(folder)` works; `max_length` (the longest input of the model,
+    in tokens) is its `model_max_length` there. With `[CLS]`/`[SEP]` (or `<s>`/`</s>`) a
     template post-processor adds them as BERT (RoBERTa) does.
 
     Tokens are written as their base symbols' tokens joined, and a base symbol's token is its
@@ -310,7 +312,9 @@ def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
     symbol a token of several characters (`symbol_tokens`, in alphabet order) with the
     `building_merges` that make them from characters, ranked before ours (DNA k-mers); what
     those make on the way gets ids after all of ours. A letter outside a non-byte-level alphabet
-    is an error in both libraries (see `UNKNOWN_LETTER`). A pretokenizer that asks for mirrored
+    becomes the tokenizer's unknown token (`[UNK]` or `<unk>`) in Hugging Face, one per letter,
+    as DNABERT-2's tokenizer does, where bpe-core's `encode` refuses it; a tokenizer without one
+    makes it an error in both libraries (see `UNKNOWN_LETTER`). A pretokenizer that asks for mirrored
     overlap resolution is refused: Hugging Face's BPE resolves overlaps leftmost.
     """
     refuse_mirrored_overlaps(tokenizer.pretokenizer, "Hugging Face")
@@ -389,8 +393,8 @@ def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
         "model": {
             "type": "BPE",
             "dropout": None,
-            # byte-level: every byte is in the vocabulary; otherwise refuse what bpe-core refuses
-            "unk_token": None if tokenizer.pretokenizer.byte_level else UNKNOWN_LETTER,
+            # byte-level: every byte is in the vocabulary; otherwise the tokenizer's [UNK], else an error
+            "unk_token": _unknown_token(tokenizer),
             "continuing_subword_prefix": None,
             "end_of_word_suffix": None,
             "fuse_unk": False,
@@ -411,4 +415,13 @@ def to_hf(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:
     with atomic_output(file_path) as handle:
         handle.write(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
     if folder or os.path.basename(file_path) == "tokenizer.json":
-        write_transformers_files(directory, tokenizer.special_ids)
+        write_transformers_files(directory, tokenizer.special_ids, max_length)
+
+
+def _unknown_token(tokenizer: TokenizerView) -> str | None:
+    """The model's `unk_token`: none for byte-level text (every byte is a symbol); for other
+    alphabets the tokenizer's unknown token ([UNK], <unk>) when it has one, which a letter outside
+    the alphabet then becomes, else `UNKNOWN_LETTER`, which makes such a letter an error."""
+    if tokenizer.pretokenizer.byte_level:
+        return None
+    return special_token_roles(tokenizer.special_ids).get("unk_token", UNKNOWN_LETTER)

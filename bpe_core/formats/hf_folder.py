@@ -66,14 +66,18 @@ def template_post_processor(special_ids: dict[str, int]) -> dict[str, Any] | Non
     }
 
 
-def write_transformers_files(directory: str, special_ids: dict[str, int]) -> None:
-    """`tokenizer_config.json` and `special_tokens_map.json` in `directory`, beside its `tokenizer.json`."""
+def write_transformers_files(directory: str, special_ids: dict[str, int], max_length: int | None = None) -> None:
+    """`tokenizer_config.json` and `special_tokens_map.json` in `directory`, beside its
+    `tokenizer.json`; with `max_length`, the config's `model_max_length` (without one,
+    transformers takes inputs of any length and says so as 1e30)."""
     roles = special_token_roles(special_ids)
-    config = {
+    config: dict[str, Any] = {
         "tokenizer_class": "PreTrainedTokenizerFast",  # the tokenizer.json holds everything else
         "clean_up_tokenization_spaces": False,  # decoding gives the text back exactly
         **roles,
     }
+    if max_length is not None:
+        config["model_max_length"] = max_length
     for name, content in ((CONFIG_FILE, config), (MAP_FILE, roles)):
         with atomic_output(os.path.join(directory, name)) as handle:
             handle.write(json.dumps(content, ensure_ascii=False, indent=1) + "\n")

@@ -9,6 +9,7 @@ complement partner, and `resolve_overlaps: mirrored` asks encoding to resolve ov
 as mirror images of their partners (`mirrored_overlaps`). This module does not read files.
 """
 
+import os
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from typing import Any
 from bpe_core.contract import PackedChunks, TokenDrawing, check_options
 from bpe_core.errors import BpeError
 from bpe_dna import drawing
-from bpe_dna.readers import Record
+from bpe_dna.readers import FASTA_SUFFIXES, FASTQ_SUFFIXES, Record
 
 BASES = "ACGT"
 IUPAC = "RYKMSWBDHV"
@@ -30,6 +31,8 @@ KMER_END = "|"
 # in Hugging Face as it is in bpe-core, not a k-mer end.
 NOT_A_LETTER = "\ufffd"
 NOT_A_SYMBOL = 255  # in NucleotidePretokenizer.symbol_table: a byte that is no letter of the alphabet
+# what the error for a path given as a sequence says to do instead
+ENCODE_FILE = "encode takes a sequence; give a FASTA/FASTQ file to Tokenizer.encode_file(path), one id list per record"
 
 
 def _choice(name: str, options: dict[str, Any], key: str, allowed: tuple[Any, ...]) -> Any:
@@ -55,7 +58,16 @@ def _sequence_of(document: Any) -> tuple[str, str]:
         return document.sequence, f"{document.source}, record {document.id}"
     if isinstance(document, str):
         return document, "sequence"
+    if isinstance(document, os.PathLike):
+        raise BpeError(f"{os.fspath(document)!r} is a path, not a sequence: {ENCODE_FILE}")
     raise BpeError(f"a DNA pretokenizer takes FASTA/FASTQ records or strings, not {type(document).__name__}")
+
+
+def _looks_like_a_path(sequence: str) -> bool:
+    """Whether a string that is no sequence is a file's name (asked only once it failed as one)."""
+    if "/" in sequence or "\\" in sequence or sequence.lower().endswith(FASTA_SUFFIXES + FASTQ_SUFFIXES):
+        return True
+    return len(sequence) < 4096 and os.path.isfile(sequence)
 
 
 class _Policy:
@@ -79,12 +91,13 @@ class _Policy:
 
     def prepare(self, document: Any) -> str:
         """The sequence, case-folded as the policy says, after checking every letter."""
-        sequence, where = _sequence_of(document)
-        if self.case == "fold":
-            sequence = sequence.upper()
+        given, where = _sequence_of(document)
+        sequence = given.upper() if self.case == "fold" else given
         valid_end = self.valid.match(sequence)
         end = valid_end.end() if valid_end else 0
         if end < len(sequence):
+            if where == "sequence" and _looks_like_a_path(given):
+                raise BpeError(f"{given[:200]!r} looks like a file path, not a sequence: {ENCODE_FILE}")
             letter = sequence[end]
             what = "an IUPAC ambiguity letter (iupac: error)" if letter.upper() in IUPAC else "not a nucleotide letter"
             raise BpeError(f"{where}: {letter!r} at position {end + 1} is {what}; allowed: {self.letters}")
