@@ -129,6 +129,12 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     encode.add_argument(
         "--names", action="store_true", help="ids, tokens: a first column NAME<TAB> with each record's id (FASTA/FASTQ)"
     )
+    encode.add_argument(
+        "--keep-description",
+        action="store_true",
+        help="with --names or shards: name each record by its whole header (id and description), which "
+        "decoding to FASTA writes back",
+    )
 
     decode = commands.add_parser("decode", help="decode ids back to documents")
     decode.add_argument("-t", "--tokenizer", required=True)

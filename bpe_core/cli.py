@@ -190,6 +190,15 @@ def _cmd_encode(args: argparse.Namespace) -> int:
         () if args.ordinary else "all",
         args.max_length,
     )
+    if args.keep_description:
+        from dataclasses import replace
+
+        if not (args.names or shards):
+            raise BpeError(
+                "--keep-description keeps whole headers where record names are written: add --names, "
+                "or write shards (--format bin -o DIR/)"
+            )
+        options = replace(options, keep_description=True)
     progress = False if args.quiet else None
     if shards:
         if not args.files:

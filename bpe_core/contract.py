@@ -377,7 +377,9 @@ class Sourced(Protocol):
 
 @runtime_checkable
 class Named(Protocol):
-    """A document with a name of its own (a FASTA/FASTQ record's id)."""
+    """A document with a name of its own (a FASTA/FASTQ record's id). It may also have a
+    `description`: its whole header (id and description), or "" when that is the id alone;
+    `document_name(document, whole=True)` gives it."""
 
     id: str
 
@@ -435,9 +437,13 @@ def reader_suffixes(reader: Reader) -> tuple[str, ...]:
     return reader.suffixes if isinstance(reader, ListsSuffixes) else ()
 
 
-def document_name(document: Any) -> str | None:
-    """A document's own name: a FASTA/FASTQ record's id; None for documents without one (text)."""
-    return document.id if isinstance(document, Named) and isinstance(document.id, str) else None
+def document_name(document: Any, whole: bool = False) -> str | None:
+    """A document's own name: a FASTA/FASTQ record's id, or with `whole` its whole header when it
+    has a `description` (`bpe encode --keep-description`); None for documents without one (text)."""
+    if not isinstance(document, Named) or not isinstance(document.id, str):
+        return None
+    description = getattr(document, "description", "") if whole else ""
+    return description if isinstance(description, str) and description else document.id
 
 
 def document_source(document: Any) -> str:

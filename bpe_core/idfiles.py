@@ -180,7 +180,7 @@ def read_ids(
             if line_number == 1 and line.startswith(IDS_HEADER.encode()) and b"\t" not in line:
                 _check_header(line, source, reading, force)
                 continue
-            name, tab, rest = line.partition(b"\t")
+            name, tab, rest = line.rpartition(b"\t")  # ids hold no tab; a whole header may
             yield (
                 line_number,
                 (_record_name(name, source, line_number) if tab else None),

@@ -52,6 +52,7 @@ class ShardOptions:
     allowed_special: Any = frozenset()
     disallowed_special: Any = "all"
     max_length: int | None = None  # cut each document into windows of at most this many tokens
+    keep_description: bool = False  # records named by their whole headers, not their ids
 
 
 def shard_name(index: int, path: str) -> str:
@@ -125,7 +126,7 @@ def _write(
     def named(items: Iterable[Any]) -> Iterator[Any]:
         nonlocal names
         for document in items:
-            name = document_name(document)
+            name = document_name(document, options.keep_description)
             if name is None:
                 names = None
             elif names is not None:
@@ -315,7 +316,7 @@ def write_ids(
     names: list[str] = []  # names: each document's record id, in input order
     count = tokens = document_tokens = 0
     lengths: list[int] = []
-    read = _named(documents, names) if written.names else documents
+    read = _named(documents, names, options.keep_description) if written.names else documents
     # text formats: the workers write each piece's text, so that this process only writes it
     render = None
     if written.format == "ids":
@@ -381,10 +382,11 @@ def rendered(show: Callable[[int], str], ids: list[int]) -> tuple[str, int]:
     return " ".join(map(show, ids)), len(ids)
 
 
-def _named(documents: Iterable[Any], names: list[str]) -> Iterator[Any]:
-    """The documents, appending each one's record id to `names` as it is read (`--names`)."""
+def _named(documents: Iterable[Any], names: list[str], whole: bool) -> Iterator[Any]:
+    """The documents, appending each one's record id (with `whole`, its whole header) to `names`
+    as it is read (`--names`)."""
     for number, document in enumerate(documents, start=1):
-        name = document_name(document)
+        name = document_name(document, whole)
         if name is None:
             raise BpeError(f"--names: document {number} has no name; names are the record ids of FASTA/FASTQ readers")
         names.append(name)

@@ -253,5 +253,9 @@ def window_pieces(
 
 
 def window_name(name: str, number: int, cut: bool) -> str:
-    """A window's record name: the record's, with `/k` for the k-th window of a record cut in several."""
-    return f"{name}/{number}" if cut else name
+    """A window's record name: the record's, with `/k` for the k-th window of a record cut in
+    several, after its id (a whole header's description follows: `chr1/2 Homo sapiens ...`)."""
+    if not cut:
+        return name
+    end = next((index for index, character in enumerate(name) if character.isspace()), len(name))
+    return f"{name[:end]}/{number}{name[end:]}"

@@ -25,11 +25,14 @@ FASTQ_SUFFIXES = (".fq", ".fastq", ".fq.gz", ".fastq.gz")
 
 class Record(NamedTuple):
     """One sequence with where it came from (a named tuple: workers are sent tens of thousands of
-    reads, and a tuple pickles much faster than a frozen dataclass)."""
+    reads, and a tuple pickles much faster than a frozen dataclass). `id` is the header's first
+    word; `description` the whole header (id and description, as `bpe encode --keep-description`
+    keeps it), or "" when it is the id alone."""
 
     source: str
     id: str
     sequence: str
+    description: str = ""
 
     def __str__(self) -> str:
         return self.sequence
@@ -103,11 +106,14 @@ class _SequenceReader:
         for index, item in enumerate(items):
             where = f"documents[{index}]"
             record_id = f"#{index + 1}"
+            description = ""
             if isinstance(item, Record):
                 record_id = item.id
+                description = item.description
                 item = item.sequence
             elif hasattr(item, "seq") and hasattr(item, "id"):  # a SeqRecord
                 record_id = str(item.id)
+                description = _header(record_id, str(getattr(item, "description", "")))
                 item = item.seq
             if isinstance(item, (bytes, bytearray, memoryview)):
                 item = bytes(item).decode("latin-1")  # not ASCII: refused below, naming the letter
@@ -123,7 +129,7 @@ class _SequenceReader:
                 )
             if not sequence.isascii():
                 raise BpeError(_not_ascii(where, record_id, sequence))
-            yield Record(where, record_id, sequence)
+            yield Record(where, record_id, sequence, description)
 
     def _records_as_named(self, path: str, handle: IO[str]) -> Iterator[Record]:
         """A file named as FASTA is read as FASTA and one named as FASTQ as FASTQ, whichever DNA
@@ -175,7 +181,7 @@ class FastaReader(_SequenceReader):
                         sequence = "".join(sequence.split())
                         if not sequence.isascii():  # upper-casing could turn 'ß' or 'ſ' into IUPAC letters
                             raise BpeError(_not_ascii(path, record_id, sequence))
-                        yield Record(path, record_id, sequence)
+                        yield Record(path, record_id, sequence, _header(record_id, title))
             except Warning as warning:
                 raise BpeError(f"{path}: not FASTA: {warning} (text before the first '>' header)") from None
             except UnicodeDecodeError as error:
@@ -235,7 +241,8 @@ class FastqReader(_SequenceReader):
                             _check_read(path, number, title, sequence, quality)
                     for title, sequence, _ in records:
                         count += 1
-                        yield Record(path, _read_id(title) or f"#{count}", sequence)
+                        record_id = _read_id(title) or f"#{count}"
+                        yield Record(path, record_id, sequence, _header(record_id, title))
                     last = f"record {count} ({_read_id(title) or 'no id'})"
             except UnicodeDecodeError as error:
                 raise _not_text(path, f"after {last}", error) from None
@@ -246,6 +253,13 @@ class FastqReader(_SequenceReader):
                 raise BpeError(f"{path}, {where}: malformed FASTQ: {error}") from None
         if count == 0:
             raise BpeError(f"{path}: no FASTQ records")
+
+
+def _header(record_id: str, title: str) -> str:
+    """A record's whole header when it says more than its id ("" when it is the id alone, as most
+    reads' are: nothing more to keep)."""
+    title = title.strip()
+    return title if title and title != record_id else ""
 
 
 def _read_id(title: str) -> str:
