@@ -72,7 +72,7 @@ def _runner_choice(args: argparse.Namespace) -> dict[str, Any]:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     overrides = _pipeline_overrides(args)
-    if not args.output and "output" not in overrides:  # a config file's, checked before training
+    if not args.output:  # a config file's, checked before training
         from bpe_core.config import load_config, output_path
 
         output_path(load_config(args.config, overrides))

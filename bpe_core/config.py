@@ -9,13 +9,13 @@ here. This module does not run anything.
 A config file names files (`input.paths`, `output`): they are data, not instructions, so each
 must stay inside the config's directory (`files.contained_path`: no absolute path, no `..`, no
 symbolic link out of it), and `output` inside the working directory, where it is written. Files
-elsewhere are given on the command line (or with `--set`, `-o`, which are the user's own). A
-dict config is code, and its paths are not checked.
+elsewhere are given on the command line (files, `-o`, or `--set input.paths=...`, `--set
+output=...`: the user's own, not checked). A dict config is code, and its paths are not checked.
 """
 
 import os
 import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from bpe_core.engine import TIE_RULES
@@ -94,6 +94,7 @@ class Config:
     output: str | None
     runner: RunnerConfig = RunnerConfig()
     origin: str = "<dict>"
+    overridden: frozenset[str] = frozenset()  # the dotted keys set by overrides (--set), not by the file
     max_length: int | None = None  # the longest input of a model, in tokens: the HF export's model_max_length
 
     def to_dict(self) -> dict[str, Any]:
@@ -270,12 +271,12 @@ def load_config(source: str | os.PathLike[str] | dict[str, Any], overrides: dict
 
         raw = read_yaml(origin, MAX_DEPTH)
     raw = apply_overrides(raw, overrides or {}, origin)
-    return parse_config(raw, origin)
+    return replace(parse_config(raw, origin), overridden=frozenset(overrides or {}))
 
 
 def output_path(config: Config) -> str | None:
     """The config's `output`, a file's inside the working directory (see the module docstring)."""
-    if config.origin == "<dict>" or not config.output:
+    if config.origin == "<dict>" or not config.output or "output" in config.overridden:
         return config.output
     return contained_path("", config.output, config.origin, "output")
 
@@ -286,6 +287,8 @@ def input_paths(config: Config) -> list[str]:
     if config.origin == "<dict>":
         return list(config.input.paths)
     base = os.path.dirname(config.origin)
+    if config.overridden & {"input", "input.paths"}:  # the user's own, relative to the config all the same
+        return [path if os.path.isabs(path) or path == "-" else os.path.join(base, path) for path in config.input.paths]
     return [
         path if path == "-" else _files_inside(base, path, config.origin, f"input.paths[{number}]")
         for number, path in enumerate(config.input.paths)

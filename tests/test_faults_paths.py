@@ -410,8 +410,10 @@ def test_config_input_paths_outside_its_directory_are_refused(
         "is outside project",
     )
     assert snapshot(tmp_path) == before
-    # the same file given on the command line is the user's own choice
+    # the same file given on the command line is the user's own choice, as a file or with --set
     assert_ok(run_bpe("train", "project/small.yaml", outside, "-o", "t.json", "-q", cwd=tmp_path))
+    chosen = f"input.paths={json.dumps([str(outside)])}"
+    assert_ok(run_bpe("train", "project/small.yaml", "--set", chosen, "-o", "t2.json", "-q", cwd=tmp_path))
 
 
 def test_config_input_paths_inside_its_directory_are_read(texts: tuple[Path, Path], tmp_path: Path) -> None:
@@ -438,3 +440,6 @@ def test_config_output_outside_the_working_directory_is_refused_before_training(
     assert snapshot(tmp_path) == before
     assert_ok(run_bpe("train", "small.yaml", texts[0], "-q", "-o", "chosen.json", cwd=tmp_path / "work"))
     assert bpe_core.load(tmp_path / "work" / "chosen.json").vocab_size == 270
+    chosen = f"output={tmp_path / 'set.json'}"
+    assert_ok(run_bpe("train", "small.yaml", texts[0], "-q", "--set", chosen, cwd=tmp_path / "work"))
+    assert bpe_core.load(tmp_path / "set.json").vocab_size == 270
