@@ -73,7 +73,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     built = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(folder)],
         cwd=PROJECT_ROOT,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        # no bytecode of docs/hooks.py left in the tree; no banner about mkdocs 2 on stderr
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "NO_MKDOCS_2_WARNING": "1"},
         capture_output=True,
         text=True,
         timeout=300,
