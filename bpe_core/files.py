@@ -284,19 +284,39 @@ def unwind_on_termination() -> Iterator[None]:
         yield
         return
 
+    received: list[int] = []
+
     def terminate(signum: int, _frame: FrameType | None) -> None:
+        received.append(signum)
         raise SystemExit(128 + signum)
+
+    previous_hook = sys.unraisablehook
+
+    def unraisable(report: Any) -> None:
+        # The handler ran inside a fork hook (a pool starting a worker), where an exception is
+        # printed and dropped: the signal is sent again a moment later, to end the process where
+        # it can (sent now, it would be handled in this hook, and dropped too).
+        if received and isinstance(report.exc_value, SystemExit):
+            again = threading.Timer(0.01, os.kill, (os.getpid(), received[-1]))
+            again.daemon = True
+            again.start()
+            return
+        previous_hook(report)
 
     taken = [signum for signum in _TERMINATING if signal.getsignal(signum) == signal.SIG_DFL]
     for signum in taken:
         signal.signal(signum, terminate)
         _taken_over.add(signum)
+    if taken:
+        sys.unraisablehook = unraisable
     try:
         yield
     finally:
         for signum in taken:
             signal.signal(signum, signal.SIG_DFL)
             _taken_over.discard(signum)
+        if taken:
+            sys.unraisablehook = previous_hook
 
 
 def expand_paths(paths: list[str], suffixes: tuple[str, ...] = ()) -> list[str]:
