@@ -64,7 +64,8 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
 
     directory = os.path.dirname(os.path.abspath(path))
     suffix = "-" + os.path.basename(path)
-    remove_abandoned(directory, re.compile(r"\.tmp-[a-z0-9_]{8}" + re.escape(suffix)))
+    if not os.path.basename(directory).startswith(".tmp-"):  # a staging directory is new: nothing to clean
+        remove_abandoned(directory, re.compile(r"\.tmp-[a-z0-9_]{8}" + re.escape(suffix)))
     try:
         handle: IO[Any]
         if binary:
