@@ -15,13 +15,16 @@ worker; tasks are pure (outputs are written atomically), so a retry is harmless.
 dask.distributed is optional (`pip install "bpe-core[dask]"`) and imported only here.
 """
 
+import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import sys
+import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,12 +34,14 @@ from bpe_core.contract import Reader, ReadsRanges
 from bpe_core.counts import Counts, sum_counts
 from bpe_core.errors import BpeError
 from bpe_core.files import reader_files
+from bpe_core.plugins import registry
 from bpe_core.runners.local import default_workers
 
 INSTALL = 'runner kind dask needs dask.distributed, which is not installed: pip install "bpe-core[dask]"'
 GROUP_FILES = 256  # at most this many small files per counting task
 TASKS_PER_SLOT = 4  # ranges are made smaller than runner.range_bytes until each worker thread gets this many
 MIN_RANGE_BYTES = 1 << 20
+CONNECT_SECONDS = 10  # how long reaching the scheduler may take before that is an error
 
 
 @dataclass(frozen=True)
@@ -64,30 +69,145 @@ def _distributed() -> Any:
 
 @contextlib.contextmanager
 def connect(runner: RunnerConfig, progress: bool | None) -> Iterator[Any]:
-    """A Client for the runner's scheduler, or for a local cluster started here and closed after."""
-    distributed = _distributed()
-    if runner.address:
-        try:
-            client = distributed.Client(runner.address, timeout="10s")
-        except (OSError, TimeoutError) as error:
-            raise BpeError(f"cannot reach the Dask scheduler at {runner.address}: {error}") from None
-        with client:
-            yield client
-        return
-    import logging  # imported on use: it is only the local cluster's log level
+    """A Client for the runner's scheduler, or for a local cluster started here and closed after.
 
-    workers = runner.workers or default_workers()
-    with (
-        distributed.LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, silence_logs=logging.CRITICAL
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        if progress is not False:
-            print(
-                f"dask: local cluster of {workers} worker processes, dashboard {client.dashboard_link}", file=sys.stderr
+    Losing the scheduler while the work runs is one BpeError, raised as soon as the connection
+    closes; distributed's own log lines about it are kept quiet, since that error says it all."""
+    distributed = _distributed()
+    with _quiet_logs():
+        if runner.address:
+            try:
+                _handshake(runner.address)
+                client = distributed.Client(runner.address, timeout=f"{CONNECT_SECONDS}s")
+            except (OSError, TimeoutError) as error:
+                reason = str(error) or "no answer"
+                raise BpeError(
+                    f"cannot reach the Dask scheduler at {runner.address} (waited {CONNECT_SECONDS} s): {reason}"
+                ) from None
+            with client, _scheduler_loss(client, runner.address):
+                yield client
+            return
+        workers = runner.workers or default_workers()
+        with (
+            distributed.LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True, silence_logs=logging.CRITICAL
+            ) as cluster,
+            distributed.Client(cluster) as client,
+            _scheduler_loss(client, cluster.scheduler_address),
+        ):
+            if progress is not False:
+                print(
+                    f"dask: local cluster of {workers} worker processes, dashboard {client.dashboard_link}",
+                    file=sys.stderr,
+                )
+            yield client
+
+
+def _handshake(address: str) -> None:
+    """Raise unless a Dask scheduler at `address` answers within CONNECT_SECONDS. distributed's
+    own timeout bounds the TCP connection but not the handshake after it: a port that accepts and
+    never answers (another service, a stopped scheduler) would hang a Client forever. The
+    connection is tried on an event loop of its own, in a thread, whatever loop the caller runs."""
+    distributed = _distributed()
+    failures: list[BaseException] = []
+
+    async def greet() -> None:
+        comm = await distributed.comm.connect(address, timeout=CONNECT_SECONDS)
+        await comm.close()
+
+    def attempt() -> None:
+        try:
+            asyncio.run(asyncio.wait_for(greet(), CONNECT_SECONDS))
+        except Exception as error:  # handed to the caller's thread
+            failures.append(error)
+
+    thread = threading.Thread(target=attempt, name="bpe-dask-handshake", daemon=True)
+    thread.start()
+    thread.join(CONNECT_SECONDS + 1)
+    if thread.is_alive():
+        raise TimeoutError("no answer")
+    if failures:
+        raise failures[0]
+
+
+@contextlib.contextmanager
+def _scheduler_loss(client: Any, address: str) -> Iterator[None]:
+    """Errors that come of the scheduler going away (futures cancelled under us, closed
+    connections, calls on a client that is reconnecting) become one BpeError."""
+    try:
+        yield
+    except BpeError:
+        raise
+    except Exception as error:
+        if client.status == "running" and not isinstance(error, (SchedulerLost, *_lost_types())):
+            raise
+        raise BpeError(lost_scheduler(address)) from None
+
+
+class SchedulerLost(Exception):
+    """A result was cancelled because the client lost the scheduler."""
+
+
+def lost_scheduler(address: str) -> str:
+    import dask  # installed with distributed, which is imported by now
+
+    silence = dask.utils.parse_timedelta(dask.config.get("distributed.comm.timeouts.tcp"))
+    return (
+        f"lost the Dask scheduler at {address} in the middle of the run (it stopped, or the network to it "
+        f"was silent for {silence:g} s); no output was written"
+    )
+
+
+def _lost_types() -> tuple[type[BaseException], ...]:
+    """distributed's errors for a connection that closed or a future cancelled with it."""
+    distributed = _distributed()
+    return (distributed.client.FutureCancelledError, distributed.comm.CommClosedError)
+
+
+@contextlib.contextmanager
+def _quiet_logs() -> Iterator[None]:
+    """distributed logs connection trouble (with tracebacks) to stderr; the errors raised here say
+    what happened once, so its loggers are silenced while the runner uses it, then restored."""
+    names = [name for name in list(logging.root.manager.loggerDict) if name.split(".")[0] in ("distributed", "tornado")]
+    loggers = [logging.getLogger(name) for name in ["distributed", *names]]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
+def check_workers(client: Any, components: Sequence[tuple[str, str]]) -> None:
+    """Each worker can build each component (kind, name) that the tasks build: a worker without a
+    plugin the work needs is named with the plugin, before any task runs there."""
+    if not components:
+        return
+    plugins = registry()
+    reports = client.run(missing_components, list(components))
+    for worker, missing in sorted(reports.items()):
+        for kind, name, reason in missing:
+            plugin = plugins.plugin_of(kind, name)
+            raise BpeError(
+                f"Dask worker {worker} cannot load plugin {plugin!r}, which provides the {kind} {name!r}: {reason}; "
+                "install the plugin on every worker"
             )
-        yield client
+
+
+def missing_components(components: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """On a worker: the components (kind, name) that this process's plugins do not provide, each
+    with the reason."""
+    try:
+        plugins = registry()
+    except BpeError as error:  # a plugin installed here fails to import
+        return [(kind, name, str(error)) for kind, name in components]
+    return [
+        (kind, name, "no plugin installed there provides it")
+        for kind, name in components
+        if name not in plugins.names(kind)
+    ]
 
 
 def plan_tasks(reader: Reader, paths: list[str], range_bytes: int, slots: int = 1, absolute: bool = True) -> list[Task]:
@@ -141,7 +261,11 @@ def counts_of(result: tuple[Counts, str]) -> Counts:
 # client side -----------------------------------------------------------------------------------
 
 
-def _failure(error: BaseException, task: Task | None) -> BpeError:
+def _failure(future: Any, task: Task | None) -> Exception:
+    """The error of a future that did not finish: its task's error, or the scheduler's loss."""
+    if future.status == "cancelled":  # by the client, when its connection to the scheduler closed
+        return SchedulerLost()
+    error = future.exception()
     if isinstance(error, BpeError):
         return BpeError(str(error))
     where = f" on {task.describe()}" if task is not None else ""
@@ -158,14 +282,17 @@ def count_on_dask(
     runner: RunnerConfig,
     progress: bool | None,
     count_task: CountTask,
+    components: Sequence[tuple[str, str]] = (),
 ) -> Counts:
     """Count the inputs on a Dask cluster: `count_task(config as JSON, task)` counts one task's
     input as a local run would and returns its counts and the reader's warnings. The same Counts
-    as counting locally."""
+    as counting locally. `components` are the (kind, name) of the components a task builds, which
+    each worker must have a plugin for."""
     distributed = _distributed()
     config_json = json.dumps(config, sort_keys=True)
     files = reader_files(reader, paths)
     with connect(runner, progress) as client:
+        check_workers(client, components)
         tasks = plan_tasks(reader, paths, runner.range_bytes, sum(client.nthreads().values()) or 1)
         bar = progress_bars.bar(progress, "counting", total=sum(task.size for task in tasks), unit="B", unit_scale=True)
         results = [client.submit(count_task, config_json, task, pure=False) for task in tasks]
@@ -178,8 +305,8 @@ def count_on_dask(
         files_done = 0
         try:
             for future in waiting:
-                if future.status == "error":
-                    raise _failure(future.exception(), reports.get(future) or counted.get(future))
+                if future.status != "finished":
+                    raise _failure(future, reports.get(future) or counted.get(future))
                 task = reports.pop(future, None)
                 if task is not None:
                     for line in future.result().splitlines():
@@ -234,12 +361,14 @@ def encode_on_dask(
     progress: bool | None,
     tasks: ShardTasks,
     whole_files: bool = False,
+    components: Sequence[tuple[str, str]] = (),
 ) -> list[Any]:
     """Encode each file into its shard on the cluster, with the tokenizer whose file content is
     `data`; what `tasks.whole` (or `tasks.join`) returns per file, in order.
 
     A large file that the reader can read in ranges is encoded in byte ranges (as counting splits
-    it) into parts that a last task joins, unless `whole_files`."""
+    it) into parts that a last task joins, unless `whole_files`. `components` are as for
+    `count_on_dask`."""
     distributed = _distributed()
     digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode("utf-8")).hexdigest()
     sizes = [os.path.getsize(path) for path in files]
@@ -248,6 +377,7 @@ def encode_on_dask(
         connect(runner, progress) as client,
         progress_bars.bar(progress, "encoding", total=sum(sizes), unit="B", unit_scale=True) as bar,
     ):
+        check_workers(client, components)
         slots = sum(client.nthreads().values()) or 1
         step = range_step(sum(sizes), runner.range_bytes, slots)
         shared = client.scatter(data, broadcast=True, hash=False)
@@ -275,9 +405,9 @@ def encode_on_dask(
         done = 0
         try:
             for future in distributed.as_completed(list(ranges) + list(finals)):
-                if future.status == "error":
+                if future.status != "finished":
                     name = ranges[future][0] if future in ranges else files[finals[future][0]]
-                    raise _failure(future.exception(), Task((name,), 0))
+                    raise _failure(future, Task((name,), 0))
                 if future in ranges:
                     bar.update(ranges[future][1])
                     continue
