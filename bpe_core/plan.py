@@ -111,10 +111,11 @@ def check_base(plan: Plan, base: Tokenizer | None) -> None:
             f"{origin}: special_tokens: the base tokenizer {base.name!r} has {base.special_tokens} at position "
             f"{base.special_position}; continued training keeps them (list the same)"
         )
-    if base.spec.merge_results is not None or base.layout.orphans or base.layout.whole_chunks:
+    if not _made_by_merges(base):
         raise BpeError(
             f"the base tokenizer {base.name!r} is an imported vocabulary whose tokens are not all made by its "
-            "merges; continue from a tokenizer bpe-core trained"
+            "merges, each merge a new token (continued training replays the merges); continue from a tokenizer "
+            "whose vocabulary its merges make, as bpe-core's, cl100k_base's or o200k_base's"
         )
     limit = settings.trainer.max_token_length
     longest = max((len(base.token_symbols(token)) for token in base.merged_ids()), default=1)
@@ -137,6 +138,18 @@ def check_base(plan: Plan, base: Tokenizer | None) -> None:
             f"{origin}: trainer.vocab_size: {settings.trainer.vocab_size} gives {plan.num_merges} merges, fewer than "
             f"the base tokenizer's {len(base.spec.internal_merges)}; continue to a larger vocabulary (or trim the base)"
         )
+
+
+def _made_by_merges(base: Tokenizer) -> bool:
+    """Whether every token of `base` is made by its merges, the k-th merge making the k-th new
+    token, as training makes them: true of bpe-core's tokenizers, and of imports with no token
+    that no merge makes and no merge that makes a token twice (tiktoken's cl100k_base and
+    o200k_base, a `tokenizer.json` a BPE trainer wrote)."""
+    if base.layout.orphans or base.layout.whole_chunks:
+        return False
+    results = base.spec.merge_results
+    first = base.alphabet_size
+    return results is None or list(results) == list(range(first, first + len(results)))
 
 
 def _resolve_paths(config: Config, files: Sequence[str | os.PathLike[str]] | None) -> list[str]:
