@@ -44,6 +44,20 @@ def positive(value: str) -> int:
     return int(value)
 
 
+def augment_options(value: str) -> dict[str, float]:
+    """`--augment KEY=VALUE,...`: numbers by key (whole numbers as int); the pretokenizer checks the keys."""
+    options: dict[str, float] = {}
+    for pair in value.split(","):
+        key, sep, number = pair.strip().partition("=")
+        try:
+            options[key.strip()] = int(number) if number.strip().lstrip("+-").isdigit() else float(number)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected KEY=NUMBER,..., got {pair.strip()!r}") from None
+        if not sep or not key.strip():
+            raise argparse.ArgumentTypeError(f"expected KEY=NUMBER,..., got {pair.strip()!r}")
+    return options
+
+
 def runner_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--runner", choices=("local", "dask"), help="where to run (default: the config's runner, else local)"
@@ -107,10 +121,26 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     )
     encode.add_argument("--eos", metavar="TOKEN", help="append this special token after each document")
     encode.add_argument(
+        "--bos", metavar="TOKEN", help="put this special token at the start of each document (and each window)"
+    )
+    encode.add_argument(
+        "--augment",
+        type=augment_options,
+        metavar="KEY=VALUE,...",
+        help="also write augmented copies of each document, named in the index (MIDI: pitch=K,velocity=V,duration=D "
+        "as the training option augment takes them)",
+    )
+    encode.add_argument(
+        "--strict",
+        action="store_true",
+        help="a document that encoding loses part of (MIDI notes outside the pitch range) is an error, not a warning",
+    )
+    encode.add_argument(
         "--max-length",
         type=positive,
         metavar="N",
-        help="cut each document into windows of at most N tokens (the --eos token included), each one a document, "
+        help="cut each document into windows of at most N tokens (the --bos and --eos tokens included), each one a "
+        "document, "
         "starting at bar lines for MIDI (else beat lines, chunk boundaries, anywhere: the cuts are reported)",
     )
     encode.add_argument(

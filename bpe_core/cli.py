@@ -159,7 +159,7 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     from bpe_core import progress as progress_bars
     from bpe_core.contract import reader_suffixes
     from bpe_core.corpus.shards import IdsFormat, ShardOptions, encode_to_shards, write_ids
-    from bpe_core.corpus.streaming import corpus_reader
+    from bpe_core.corpus.streaming import check_augment, corpus_reader, prepared_documents
     from bpe_core.files import atomic_output, expand_paths
     from bpe_core.formats.suffixes import ids_format
     from bpe_core.idfiles import check_dtype, narrowest_dtype
@@ -177,18 +177,16 @@ def _cmd_encode(args: argparse.Namespace) -> int:
         )
     if args.format == "bin":
         check_dtype(args.dtype, tokenizer.vocab_size, "--dtype")
-    eos_id: int | None = None
-    if args.eos is not None:
-        if args.eos not in tokenizer.special_ids:
-            known = ", ".join(tokenizer.special_tokens) or "none"
-            raise BpeError(f"--eos {args.eos!r} is not a special token of {args.tokenizer} (special tokens: {known})")
-        eos_id = tokenizer.special_ids[args.eos]
+    check_augment(tokenizer.pretokenizer, args.augment)
     options = ShardOptions(
         args.dtype,
-        eos_id,
+        _special_id(tokenizer, args, "eos"),
         "all" if args.allow_special else frozenset(),
         () if args.ordinary else "all",
         args.max_length,
+        _special_id(tokenizer, args, "bos"),
+        args.augment,
+        args.strict,
     )
     if args.keep_description:
         from dataclasses import replace
@@ -231,6 +229,7 @@ def _cmd_encode(args: argparse.Namespace) -> int:
             made_by = TokenizerMark(tokenizer.name, tokenizer.vocab_size, partial(tokenizer_digest, tokenizer))
             out.write(ids_header(made_by))
         read = progress_bars.metered(reader.documents(inputs, strict=True), bar)
+        read = prepared_documents(tokenizer.pretokenizer, read, args.augment, args.strict)
         windows = None
         if args.max_length is not None:
             from bpe_core.corpus.training_windows import WindowReport
@@ -242,6 +241,17 @@ def _cmd_encode(args: argparse.Namespace) -> int:
     if args.output not in (None, "-") and not args.quiet:
         print(f"{documents:,} documents, {tokens:,} tokens -> {args.output}", file=sys.stderr)
     return 0
+
+
+def _special_id(tokenizer: "Tokenizer", args: argparse.Namespace, option: str) -> int | None:
+    """The id of the special token `--eos`/`--bos` names, if given."""
+    token = getattr(args, option)
+    if token is None:
+        return None
+    if token not in tokenizer.special_ids:
+        known = ", ".join(tokenizer.special_tokens) or "none"
+        raise BpeError(f"--{option} {token!r} is not a special token of {args.tokenizer} (special tokens: {known})")
+    return tokenizer.special_ids[token]
 
 
 def _ids_documents(args: argparse.Namespace, tokenizer: "Tokenizer") -> Iterator[tuple[str, str | None, Sequence[int]]]:

@@ -227,6 +227,28 @@ class ReportsEncoding(Protocol):
 
 
 @runtime_checkable
+class ReportsLosses(Protocol):
+    """A pretokenizer whose encoding drops parts of some documents (MIDI: notes outside the pitch
+    range, notes of programs not allowed): `losses(document)` says what in a few words ('' when
+    nothing is lost), cheaply enough to ask of every document `bpe encode` reads, so that it can
+    warn per file (and `--strict` refuse)."""
+
+    def losses(self, document: Any) -> str: ...
+
+
+@runtime_checkable
+class AugmentsDocuments(Protocol):
+    """A pretokenizer that makes augmented copies of training data (`bpe encode --augment
+    KEY=VALUE,...`, MIDI: transpositions, velocity and duration offsets). `check_augment(options)`
+    refuses options it does not take, before any work; `augmented(document, options)` yields the
+    document and then each copy, in a fixed order, each `Named` (the index lists the names)."""
+
+    def check_augment(self, options: Mapping[str, float]) -> None: ...
+
+    def augmented(self, document: Any, options: Mapping[str, float]) -> Iterator[Any]: ...
+
+
+@runtime_checkable
 class MarksBoundaries(Protocol):
     """A pretokenizer that knows where a document is best cut into training windows (MIDI: bar
     lines, then beat lines). `boundary_names` names the kinds, strongest first; for each kind,
@@ -391,6 +413,8 @@ ABILITIES = (
     PacksChunks,
     ReportsOffsets,
     ReportsEncoding,
+    ReportsLosses,
+    AugmentsDocuments,
     MarksBoundaries,
     ConfiguresDecoder,
     ExportsToHF,

@@ -49,7 +49,10 @@ class TokenShards:
     `seed` and i), a shorter one is padded with `pad_id` at the end.
 
     Each item is a numpy int64 array of shape (length,); `mask(i)` says which of its ids are not
-    padding.
+    padding. With `dicts=True` each item is what a transformers model (or a plain DataLoader
+    loop) takes instead: a dict of `input_ids`, `attention_mask` (1 for ids, 0 for padding) and
+    `labels` (the ids, with -100 for padding, which the model's loss ignores and which shifts
+    them itself), each an int64 array of shape (length,).
 
     Given `tokenizer` (the one the model's ids are for), a directory that the index says another
     tokenizer encoded is refused with a `WrongTokenizer` error naming both (by content SHA-256, or
@@ -57,6 +60,8 @@ class TokenShards:
 
     >>> shards = TokenShards("shards/", length=512, pad_id=0)
     >>> loader = torch.utils.data.DataLoader(shards, batch_size=8, shuffle=True)
+    >>> batch = next(iter(DataLoader(TokenShards("shards/", 512, 0, dicts=True), batch_size=8)))
+    >>> model(**batch).loss
     """
 
     def __init__(
@@ -70,8 +75,10 @@ class TokenShards:
         seed: int = 0,
         tokenizer: Tokenizer | None = None,
         force: bool = False,
+        dicts: bool = False,
     ) -> None:
         numpy = _numpy()
+        self.dicts = dicts
         self.directory = os.fspath(directory)
         if isinstance(length, bool) or not isinstance(length, int) or length < 1:
             raise BpeError(f"TokenShards length: expected a whole number, 1 or more, got {length!r}")
@@ -142,10 +149,15 @@ class TokenShards:
         """The memmap of a shard, opened once per process (a forked DataLoader worker opens its own)."""
         if self._maps is None or self._pid != os.getpid():
             numpy = _numpy()
-            self._maps = [
-                numpy.memmap(path, dtype=self.dtype, mode="r") if os.path.getsize(path) else numpy.zeros(0, self.dtype)
-                for path in self.paths
-            ]
+            try:
+                self._maps = [
+                    numpy.memmap(path, dtype=self.dtype, mode="r")
+                    if os.path.getsize(path)
+                    else numpy.zeros(0, self.dtype)
+                    for path in self.paths
+                ]
+            except OSError as error:  # a shard removed, or made unreadable, since the index was read
+                raise BpeError(f"cannot read {error.filename}: {error.strerror or error}") from None
             self._pid = os.getpid()
         return self._maps[shard]
 
@@ -173,7 +185,17 @@ class TokenShards:
         return start, end
 
     def __getitem__(self, item: int) -> Any:
-        """The ids of item `item`: a numpy int64 array of shape (length,)."""
+        """The ids of item `item`: a numpy int64 array of shape (length,); with `dicts`, the dict
+        of `input_ids`, `attention_mask` and `labels`."""
+        if not self.dicts:
+            return self._window(item)
+        ids = self._window(item)
+        mask = self.mask(item)
+        labels = ids.copy()
+        labels[~mask] = -100
+        return {"input_ids": ids, "attention_mask": mask.astype(ids.dtype), "labels": labels}
+
+    def _window(self, item: int) -> Any:
         numpy = _numpy()
         start, end = self._span(item)
         window = numpy.full(self.length, self.pad_id if self.pad_id is not None else 0, dtype=numpy.int64)

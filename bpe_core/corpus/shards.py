@@ -29,7 +29,7 @@ from typing import IO, Any
 from bpe_core import progress as progress_bars
 from bpe_core.config import RunnerConfig
 from bpe_core.contract import ReadsRanges, document_name
-from bpe_core.corpus.streaming import corpus_reader, encode_pieces, text_cutter
+from bpe_core.corpus.streaming import corpus_reader, encode_pieces, prepared_documents, text_cutter
 from bpe_core.corpus.training_windows import WindowReport, merged_summary, window_name, window_pieces
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, reader_files, staged_directory
@@ -52,6 +52,9 @@ class ShardOptions:
     allowed_special: Any = frozenset()
     disallowed_special: Any = "all"
     max_length: int | None = None  # cut each document into windows of at most this many tokens
+    bos_id: int | None = None  # a special token at the start of each document (and window)
+    augment: dict[str, float] | None = None  # augmented copies after each document (`prepared_documents`)
+    strict: bool = False  # what encoding loses of a document is an error, not a warning
     keep_description: bool = False  # records named by their whole headers, not their ids
 
 
@@ -71,7 +74,8 @@ def encode_shard(
 ) -> tuple[int, int, Entries]:
     """Encode one input file into one shard, piece by piece; returns (documents, tokens, entries)."""
     documents = corpus_reader(tokenizer).documents([path], strict=True)
-    return _write(tokenizer, documents, shard_path, options, workers, whole=True)
+    prepared = prepared_documents(tokenizer.pretokenizer, documents, options.augment, options.strict)
+    return _write(tokenizer, prepared, shard_path, options, workers, whole=True)
 
 
 def encode_range(
@@ -96,6 +100,9 @@ def join_parts(
     documents = sum(part[0] for part in parts)
     tokens = sum(part[1] for part in parts)
     with atomic_output(shard_path, binary=True) as out:
+        if fragments and options.bos_id is not None:
+            out.write(id_bytes([options.bos_id], options.dtype))
+            tokens += 1
         for part_path in part_paths:
             with open(part_path, "rb") as part:
                 while block := part.read(1 << 24):
@@ -209,6 +216,8 @@ def _encode_set(
         "tokenizer": made_by.recorded(),
         "dtype": options.dtype,
         "eos_id": options.eos_id,
+        **({"bos_id": options.bos_id} if options.bos_id is not None else {}),
+        **({"augment": options.augment} if options.augment else {}),
         "documents": sum(result[0] for result in results),
         "tokens": sum(result[1] for result in results),
         "shards": [
@@ -326,7 +335,7 @@ def write_ids(
         render = partial(rendered, tokenizer.token_text)
     pieces: Iterator[tuple[Any, bool]]
     if windows is not None:
-        reserve = 1 if whole and options.eos_id is not None else 0
+        reserve = sum(whole and special is not None for special in (options.bos_id, options.eos_id))
         pieces = window_pieces(
             tokenizer, read, windows, workers, options.allowed_special, options.disallowed_special, reserve
         )
@@ -336,6 +345,8 @@ def write_ids(
         )
     line_started = False  # text formats: one line per document, written piece by piece
     name_written = False  # the reader has already given the current document: its name is known
+    if whole and options.bos_id is not None:
+        pieces = _begun(pieces, options.bos_id)
     for piece, ends in pieces:
         if ends:
             piece = [options.eos_id] if whole and options.eos_id is not None else []
@@ -375,6 +386,16 @@ def write_ids(
             if not progress_bars.counts_bytes(bar):
                 bar.update(1)
     return count, tokens, lengths
+
+
+def _begun(pieces: Iterator[tuple[Any, bool]], bos_id: int) -> Iterator[tuple[Any, bool]]:
+    """The pieces with the start token before each document's first (an empty one's too)."""
+    starting = True
+    for piece, ends in pieces:
+        if starting:
+            yield [bos_id], False
+        starting = ends
+        yield piece, ends
 
 
 def rendered(show: Callable[[int], str], ids: list[int]) -> tuple[str, int]:

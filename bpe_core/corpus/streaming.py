@@ -7,12 +7,13 @@ page (which `tokenizer.py` imports) streams files with them too. This module wri
 (`shards` does) and cuts no windows (`training_windows` does).
 """
 
-from collections.abc import Callable, Iterable, Iterator
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from typing import Any, Protocol
 
 from bpe_core.chunking import WHOLE, numbered_pieces
-from bpe_core.contract import Pretokenizer, Reader, document_source
+from bpe_core.contract import AugmentsDocuments, Pretokenizer, Reader, ReportsLosses, document_source
 from bpe_core.errors import BpeError, located
 from bpe_core.plugins import Registry
 from bpe_core.runners.local import ordered_map
@@ -41,6 +42,38 @@ def corpus_reader(tokenizer: CorpusTokenizer) -> Reader:
     recorded = tokenizer.config.get("input", {})
     options = {key: value for key, value in recorded.items() if key not in NOT_READER_OPTIONS}
     return tokenizer.components.reader(str(recorded.get("reader", "text")), options)
+
+
+def prepared_documents(
+    pretokenizer: Pretokenizer, documents: Iterable[Any], augment: Mapping[str, float] | None, strict: bool
+) -> Iterator[Any]:
+    """The documents as `bpe encode` writes them. What encoding a document loses (a pretokenizer
+    that `ReportsLosses`: MIDI notes outside the pitch range) is a warning naming its file, or
+    with `strict` an error; with `augment`, each document is followed by its augmented copies (a
+    pretokenizer that `AugmentsDocuments`)."""
+    losing = pretokenizer if isinstance(pretokenizer, ReportsLosses) else None
+    augmenting = check_augment(pretokenizer, augment)
+    for document in documents:
+        lost = losing.losses(document) if losing is not None else ""
+        if lost:
+            if strict:
+                raise BpeError(f"{document_source(document)}: {lost} (without --strict, a warning)")
+            print(f"warning: {document_source(document)}: {lost}", file=sys.stderr)
+        if augmenting is not None and augment:
+            yield from augmenting.augmented(document, augment)
+        else:
+            yield document
+
+
+def check_augment(pretokenizer: Pretokenizer, augment: Mapping[str, float] | None) -> AugmentsDocuments | None:
+    """The pretokenizer that makes the copies `augment` asks for, once it has checked the options
+    (before any work); None when none are asked for."""
+    if not augment:
+        return None
+    if not isinstance(pretokenizer, AugmentsDocuments):
+        raise BpeError(f"--augment: pretokenizer {pretokenizer.name!r} makes no augmented copies")
+    pretokenizer.check_augment(augment)
+    return pretokenizer
 
 
 def safe_cut(tokenizer: CorpusTokenizer, text: str) -> int:

@@ -6,8 +6,9 @@ transposition by every shift from -K to +K semitones but 0 (drums untouched; a n
 shift pushes out of the pitch range is dropped, and counted); two copies with every velocity
 moved by -V and +V (drums too), kept within 1..127; two copies with every duration moved by -D
 and +D beats (not drums), no shorter than 1/32 beat. Copies are made in a fixed order and nothing
-is random, so counting is deterministic. Only counting sees them (`MidiEventPretokenizer.
-count_reported`); encoding never does. This module makes Songs; it does not tokenize.
+is random, so counting is deterministic. Counting sees them (`MidiEventPretokenizer.
+count_reported`), and `bpe encode --augment` writes them as documents of their own, each named
+after its song and its offset (`labelled_variants`). This module makes Songs; it does not tokenize.
 """
 
 from collections.abc import Iterator
@@ -40,19 +41,24 @@ def augmentation_of(options: dict[str, Any]) -> Augmentation:
     value = options.get("augment")
     if value is None:
         return Augmentation()
+    return parsed_augmentation(value, "pretokenizer.augment")
+
+
+def parsed_augmentation(value: Any, where: str) -> Augmentation:
+    """An augmentation from its mapping, checked; errors name `where` (a config key, an option)."""
     if not isinstance(value, dict):
-        raise BpeError(f"pretokenizer.augment: expected {{pitch: K, velocity: V, duration: D}}, got {value!r}")
+        raise BpeError(f"{where}: expected {{pitch: K, velocity: V, duration: D}}, got {value!r}")
     unknown = sorted(set(value) - set(AUGMENT_KEYS), key=str)
     if unknown:
-        raise BpeError(f"pretokenizer.augment has no key {unknown[0]!r}; allowed: {', '.join(AUGMENT_KEYS)}")
+        raise BpeError(f"{where} has no key {unknown[0]!r}; allowed: {', '.join(AUGMENT_KEYS)}")
     pitch = value.get("pitch", 0)
     velocity = value.get("velocity", 0)
     duration = value.get("duration", 0)
     for key, number, high in (("pitch", pitch, 127), ("velocity", velocity, 126)):
         if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= high:
-            raise BpeError(f"pretokenizer.augment.{key}: expected an integer from 0 to {high}, got {number!r}")
+            raise BpeError(f"{where}.{key}: expected an integer from 0 to {high}, got {number!r}")
     if isinstance(duration, bool) or not isinstance(duration, (int, float)) or not 0 <= duration <= 64:
-        raise BpeError(f"pretokenizer.augment.duration: expected beats from 0 to 64, got {duration!r}")
+        raise BpeError(f"{where}.duration: expected beats from 0 to 64, got {duration!r}")
     return Augmentation(pitch, velocity, float(duration))
 
 
@@ -60,16 +66,23 @@ def variants(song: Song, augmentation: Augmentation, low: int, high: int) -> Ite
     """(copy, notes the copy dropped) for every augmented copy of `song`, in a fixed order:
     transpositions -K..-1, +1..+K, then velocity -V, +V, then duration -D, +D. `low` and `high`
     are the pitch range a transposed note must stay in."""
+    for _, copy, dropped in labelled_variants(song, augmentation, low, high):
+        yield copy, dropped
+
+
+def labelled_variants(song: Song, augmentation: Augmentation, low: int, high: int) -> Iterator[tuple[str, Song, int]]:
+    """`variants`, each with its label: `pitch-2`, `velocity+10`, `duration-0.5`."""
     for shift in [*range(-augmentation.pitch, 0), *range(1, augmentation.pitch + 1)]:
-        yield transposed(song, shift, low, high)
+        yield (f"pitch{shift:+d}", *transposed(song, shift, low, high))
     if augmentation.velocity:
         for offset in (-augmentation.velocity, augmentation.velocity):
-            yield with_notes(song, [_velocity_moved(note, offset) for note in song.notes]), 0
+            yield f"velocity{offset:+d}", with_notes(song, [_velocity_moved(note, offset) for note in song.notes]), 0
     if augmentation.duration:
         ticks = round(augmentation.duration * song.ticks_per_beat)
         shortest = max(1, round(MIN_DURATION_BEATS * song.ticks_per_beat))
-        for offset in (-ticks, ticks):
-            yield with_notes(song, [_duration_moved(note, offset, shortest) for note in song.notes]), 0
+        for sign, offset in ((-1, -ticks), (1, ticks)):
+            label = f"duration{sign * augmentation.duration:+g}"
+            yield label, with_notes(song, [_duration_moved(note, offset, shortest) for note in song.notes]), 0
 
 
 def transposed(song: Song, shift: int, low: int, high: int) -> tuple[Song, int]:

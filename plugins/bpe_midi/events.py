@@ -21,15 +21,16 @@ reads the options, builds the alphabet and the kernel's `Layout`, and names the 
 
 import bisect
 import math
+import os
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from bpe_core.contract import TokenDrawing, check_options
 from bpe_core.errors import BpeError
 from bpe_midi import grammars, roll
-from bpe_midi.augment import augmentation_of, variants
+from bpe_midi.augment import augmentation_of, labelled_variants, parsed_augmentation, variants
 from bpe_midi.song import Song, song_of
 
 # the time signatures of most music; others are read as 4/4 (and reported), or listed in options
@@ -318,6 +319,33 @@ class MidiEventPretokenizer:
             copies += 1
             dropped += copy_dropped
         return counts, {"augmented_copies": copies, "augment_notes_dropped": dropped}
+
+    def losses(self, document: Any) -> str:
+        """The notes encoding drops (the `ReportsLosses` ability), as `grammars.tokenize` drops
+        them: outside the pitch range, then (not drums) of a program not allowed."""
+        notes = song_of(document, self.parser).notes
+        low = self.grid.pitch_low
+        high = self.grid.pitch_high
+        ranks = self.layout.program_ranks
+        inside = [note for note in notes if low <= note.pitch <= high]
+        outside = len(notes) - len(inside)
+        programs = sum(1 for note in inside if not note.drum and ranks[note.program] == grammars.NO_SYMBOL)
+        said = [f"{outside:,} with a pitch outside {low}..{high}"] if outside else []
+        said += [f"{programs:,} of a program not allowed"] if programs else []
+        return f"{outside + programs:,} of {len(notes):,} notes dropped ({', '.join(said)})" if said else ""
+
+    def check_augment(self, options: Mapping[str, float]) -> None:
+        parsed_augmentation(dict(options), "--augment")
+
+    def augmented(self, document: Any, options: Mapping[str, float]) -> Iterator[Song]:
+        """The song, then its copies (the `AugmentsDocuments` ability), named after the song's
+        file and the copy's offset (`001.mid`, `001.mid#pitch-2`); drums are never transposed."""
+        song = song_of(document, self.parser)
+        name = song.id or os.path.basename(song.source)
+        yield replace(song, id=name)
+        augmentation = parsed_augmentation(dict(options), "--augment")
+        for label, copy, _ in labelled_variants(song, augmentation, self.grid.pitch_low, self.grid.pitch_high):
+            yield replace(copy, id=f"{name}#{label}")
 
     boundary_names = ("bar", "beat")
 

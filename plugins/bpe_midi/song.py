@@ -49,6 +49,7 @@ class Song:
     tempos: list[tuple[int, int]] = field(default_factory=list)  # (tick, microseconds per beat)
     time_signatures: list[tuple[int, int, int]] = field(default_factory=list)  # (tick, numerator, denominator)
     end: int = 0
+    id: str | None = None  # a name of its own: an augmented copy's (`bpe encode --augment`)
 
 
 def events_from_mido(midi: Any) -> list[list[int]]:
