@@ -7,17 +7,14 @@ tokenizer's `encode` and `encode_ordinary`.
 """
 
 import itertools
+import threading
 import weakref
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
-from functools import partial
 from itertools import accumulate
 from typing import Any
 
-from bpe_core.contract import PacksChunks
-from bpe_core.engine import Encoder
 from bpe_core.errors import BpeError
-from bpe_core.packing import encode_documents
 from bpe_core.runners.local import WorkerPool, default_workers, fork_available
 from bpe_core.specials import Specials, allowed_specials
 
@@ -58,21 +55,21 @@ class BatchEncoder:
         encode: Callable[..., list[int]],
         encode_ordinary: Callable[[Any], list[int]],
         byte_level: bool,
-        packer: object,
-        encoder: Encoder,
+        encode_strings: Callable[[list[str]], list[list[int]]] | None,
     ) -> None:
         """`byte_level`: text, whose documents are weighed by their characters (and which takes no
-        more workers than it gives MIN_CHARACTERS_PER_WORKER each). `packer`: the pretokenizer, if
-        `encode_ordinary` would have it pack each document as it is; a list of strings encoded
-        here is then packed in one call (`PacksChunks`)."""
+        more workers than it gives MIN_CHARACTERS_PER_WORKER each). `encode_strings`: given when
+        `encode_ordinary` would pack each string as it is, it encodes a list of strings packed in
+        one call."""
         self.encode_document = encode
         self.encode_ordinary = encode_ordinary
-        self.encode_ordinary_strings = (
-            partial(encode_documents, encoder, packer) if isinstance(packer, PacksChunks) else None
-        )
+        self.encode_ordinary_strings = encode_strings
         self.byte_level = byte_level
         self.pool: WorkerPool | None = None
         self.finalizer: weakref.finalize[[], BatchEncoder] | None = None
+        # one batch at a time on the worker processes (their pipes carry one conversation): a
+        # thread that finds them busy encodes its batch itself
+        self.pool_lock = threading.Lock()
 
     def encode(
         self, documents: Sequence[Any], allowed: Sequence[frozenset[str]] | None, workers: int | None
@@ -83,13 +80,28 @@ class BatchEncoder:
         weights = [len(document) if isinstance(document, str) else 1 for document in documents]
         if self.byte_level:  # text: as many workers as it keeps busy
             workers = min(workers, sum(weights) // MIN_CHARACTERS_PER_WORKER)
-        if workers <= 1 or len(documents) <= FEW_DOCUMENTS or not fork_available():
-            if allowed is None or not any(allowed):  # no document holds a special token of its own
-                if self.encode_ordinary_strings is not None and all(isinstance(item, str) for item in documents):
-                    return self.encode_strings(documents, weights)
-                encode_ordinary = self.encode_ordinary
-                return [encode_ordinary(document) for document in documents]
-            return [self.encode_item(item) for item in zip(documents, allowed)]
+        pooled = workers > 1 and len(documents) > FEW_DOCUMENTS and fork_available()
+        if pooled and self.pool_lock.acquire(blocking=False):
+            try:
+                return self.encode_on_workers(documents, allowed, workers, weights)
+            finally:
+                self.pool_lock.release()
+        if allowed is None or not any(allowed):  # no document holds a special token of its own
+            if self.encode_ordinary_strings is not None and all(isinstance(item, str) for item in documents):
+                return self.encode_strings(documents, weights)
+            encode_ordinary = self.encode_ordinary
+            return [encode_ordinary(document) for document in documents]
+        return [self.encode_item(item) for item in zip(documents, allowed)]
+
+    def encode_on_workers(
+        self, documents: Sequence[Any], allowed: Sequence[frozenset[str]] | None, workers: int, weights: list[int]
+    ) -> list[list[int]]:
+        """`encode` on `workers` processes (this one and forked ones), kept for the next batch. A
+        process forked from the one that started them has workers of its own."""
+        if self.pool is not None and not self.pool.owned():  # inherited by a fork: the parent's
+            if self.finalizer is not None:
+                self.finalizer.detach()
+            self.pool = None
         if self.pool is None or self.pool.workers != workers:
             self.close()
             self.pool = WorkerPool(self.encode_item, workers, int_lists=True)

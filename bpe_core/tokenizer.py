@@ -10,6 +10,7 @@ file formats read specs, `loading` turns them into tokenizers.
 import codecs
 import gc
 import os
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import cached_property
@@ -65,6 +66,9 @@ class Tokenizer:
         self._encoder = make_encoder(
             pretokenizer, self.alphabet_size, spec.internal_merges, spec.merge_results, table_image
         )
+        # the encoder keeps working buffers and caches from call to call: one thread at a time
+        # (threads sharing a tokenizer take turns; decoding needs no turn)
+        self._engine_lock = threading.Lock()
         internal_count = self.alphabet_size + self._encoder.token_count
         layout = spec.layout or IdLayout.trained(internal_count, spec.special_tokens, spec.special_position)
         if len(layout.ids) != internal_count:
@@ -98,7 +102,9 @@ class Tokenizer:
         self._chunk_ids: dict[Any, list[int]] = {}  # chunk -> ids, for alphabets too large to pack
         self._packer = self.pretokenizer if isinstance(self.pretokenizer, contract.PacksChunks) else None
         plain = self._packer if not self.normalizers and not layout.whole_chunks else None  # as in _encode_plain
-        self._batches = BatchEncoder(self.encode, self.encode_ordinary, pretokenizer.byte_level, plain, self._encoder)
+        self._batches = BatchEncoder(
+            self.encode, self.encode_ordinary, pretokenizer.byte_level, None if plain is None else self._encode_strings
+        )
         if self._packer is not None:  # built with the tokenizer, as tiktoken builds its regex and table
             packing.prepare(self._encoder, self._packer)
 
@@ -248,7 +254,8 @@ class Tokenizer:
         spans: list[tuple[int, int]] = []
         for chunk, chunk_start in pretokenizer.split_with_offsets(self.normalize(document)):
             symbol_spans = pretokenizer.symbol_spans(chunk)
-            internal = encoder.encode_symbols(self.pretokenizer.symbols(chunk))
+            with self._engine_lock:
+                internal = encoder.encode_symbols(self.pretokenizer.symbols(chunk))
             index = 0
             for token in internal:
                 length = self._token_length(token)
@@ -427,11 +434,17 @@ class Tokenizer:
     def _encode_plain(self, document: Any, dropout: float, rng: Random | None) -> list[int]:
         whole_chunks = self.layout.whole_chunks
         if rng is None and not whole_chunks and self._packer is not None:
-            return packing.encode_documents(self._encoder, self._packer, [self.normalize(document)])[0]
+            return self._encode_strings([self.normalize(document)])[0]
         chunks = self.pretokenizer.split(self.normalize(document))
         if whole_chunks and rng is None:
             return self._encode_whole_chunks_first(chunks, whole_chunks)
         return self._encode_chunks(chunks, dropout, rng)
+
+    def _encode_strings(self, documents: list[Any]) -> list[list[int]]:
+        """Each document's ids, its chunks packed by the pretokenizer, as they are (no normalizers)."""
+        assert self._packer is not None
+        with self._engine_lock:
+            return packing.encode_documents(self._encoder, self._packer, documents)
 
     def _encode_whole_chunks_first(self, chunks: Iterable[Any], whole_chunks: dict[bytes, int]) -> list[int]:
         """A chunk that is a token by itself is that token, looked up before merging (as tiktoken
@@ -446,6 +459,11 @@ class Tokenizer:
         return ids
 
     def _encode_chunks(self, chunks: Iterable[Any], dropout: float = 0.0, rng: Random | None = None) -> list[int]:
+        with self._engine_lock:
+            return self._merge_chunks(chunks, dropout, rng)
+
+    def _merge_chunks(self, chunks: Iterable[Any], dropout: float, rng: Random | None) -> list[int]:
+        """`_encode_chunks`, the engine's turn taken."""
         encoder = self._encoder
         if rng is not None:
             dropped: list[int] = []

@@ -102,8 +102,9 @@ def ordered_map(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    earlier = set(multiprocessing.active_children())
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_end_with_parent)
+    pool = _started(
+        ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_end_with_parent)
+    )
     finished = False
     try:
         pending: deque[Future[Result]] = deque()
@@ -121,19 +122,26 @@ def ordered_map(
         raise
     finally:
         _worker_function = None
-        _shut_down(pool, finished, earlier)
+        pool.shutdown(wait=finished, cancel_futures=True)  # after an error, do not wait for items in flight
 
 
-def _shut_down(pool: "ProcessPoolExecutor", finished: bool, earlier: set[Any]) -> None:
-    """Shut the pool down; after an error, without waiting for items in flight, and ending its
-    workers: a pool whose start failed part way (too many open files) has no thread to tell the
-    workers it did start to end, and the interpreter's exit would wait for them forever."""
+def _started(pool: "ProcessPoolExecutor") -> "ProcessPoolExecutor":
+    """The pool with its workers started (a pool starts them all at its first task). If starting
+    fails part way (too many open files), the workers already started wait for work that nothing
+    will send, and the interpreter's exit would wait for them forever: they are killed. Once
+    started, the pool's own thread ends them (killing one that is sending a result would leave
+    that thread reading the rest forever)."""
     import multiprocessing
 
-    pool.shutdown(wait=finished, cancel_futures=True)
-    if not finished:
+    earlier = set(multiprocessing.active_children())
+    try:
+        pool.submit(int)
+    except BaseException:
         for process in set(multiprocessing.active_children()) - earlier:
             process.kill()  # not SIGTERM, which a worker just forked may still have a Python handler for
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    return pool
 
 
 def _call_each(function: Callable[[Any], Result], batch: list[Any]) -> list[Result]:
@@ -197,9 +205,8 @@ def shared_map(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    earlier = set(multiprocessing.active_children())
-    pool = ProcessPoolExecutor(
-        workers - 1, mp_context=multiprocessing.get_context("fork"), initializer=_end_with_parent
+    pool = _started(
+        ProcessPoolExecutor(workers - 1, mp_context=multiprocessing.get_context("fork"), initializer=_end_with_parent)
     )
     finished = False
     try:
@@ -221,7 +228,7 @@ def shared_map(
         raise
     finally:
         _worker_function = None
-        _shut_down(pool, finished, earlier)
+        pool.shutdown(wait=finished, cancel_futures=True)  # after an error, do not wait for items in flight
 
 
 def claimed_map(
@@ -369,6 +376,7 @@ class WorkerPool:
         """`int_lists`: the function returns lists of ints, which then travel back as arrays."""
         self.workers = workers
         self.int_lists = int_lists
+        self.owner = os.getpid()  # the workers are this process's: a process forked from it has none
         import multiprocessing
 
         context = multiprocessing.get_context("fork")
@@ -416,7 +424,14 @@ class WorkerPool:
         except EOFError:
             raise MemoryError("a worker process died (out of memory, or killed)") from None
 
+    def owned(self) -> bool:
+        """Whether the workers are this process's (not a parent's, inherited by a fork)."""
+        return os.getpid() == self.owner
+
     def close(self) -> None:
+        """End the workers; in a process forked from the owner, nothing (they are the owner's)."""
+        if not self.owned():
+            return
         for connection, process in zip(self.connections, self.processes):
             try:
                 connection.send(None)
