@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bpe_core.errors import BpeError, WrongTokenizer
+from bpe_core.errors import ArgumentError, BpeError, WrongTokenizer, path_argument
 from bpe_core.files import atomic_output
 
 FORMAT = "bpe-core counts"
@@ -142,7 +142,7 @@ class Counts:
 
 def load_counts(path: str | os.PathLike[str]) -> Counts:
     """Read a counts file; anything else (or a damaged one) is a BpeError naming it."""
-    path = os.fspath(path)
+    path = path_argument(path, "load_counts(path)")
     try:
         with gzip.open(path, "rb") as handle:
             first = handle.readline(1 << 26)
@@ -246,7 +246,12 @@ def sum_counts(items: Iterable[tuple[str, Counts]], repeats: bool = False) -> Co
     file twice)."""
     total: Counts | None = None
     seen: set[tuple[str, str]] = set()
-    for origin, counts in items:
+    pairs = list(items)
+    for number, pair in enumerate(pairs):
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[1], Counts)):
+            shown = type(pair).__name__
+            raise ArgumentError(f"sum_counts(items[{number}]): expected a pair (name, Counts), got {shown}")
+    for origin, counts in pairs:
         if total is None:
             total = Counts(
                 counts.config, counts.alphabet_size, dict(counts.chunks), list(counts.inputs), dict(counts.measures)

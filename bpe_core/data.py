@@ -16,7 +16,7 @@ import os
 from functools import partial
 from typing import Any
 
-from bpe_core.errors import BpeError
+from bpe_core.errors import BpeError, path_argument
 from bpe_core.fingerprint import tokenizer_digest
 from bpe_core.idfiles import TokenizerMark, check_made_by, read_shard_index, shard_list
 from bpe_core.tokenizer import Tokenizer
@@ -79,7 +79,7 @@ class TokenShards:
     ) -> None:
         numpy = _numpy()
         self.dicts = dicts
-        self.directory = os.fspath(directory)
+        self.directory = path_argument(directory, "TokenShards(directory)")
         if isinstance(length, bool) or not isinstance(length, int) or length < 1:
             raise BpeError(f"TokenShards length: expected a whole number, 1 or more, got {length!r}")
         self.length = length

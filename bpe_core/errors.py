@@ -1,7 +1,10 @@
-"""The exception types users see: a message for a person, naming the file, line or key; and how
-a failure of the system (an OSError) is said to one."""
+"""The exception types users see: a message for a person, naming the file, line or key; how a
+failure of the system (an OSError) is said to one; and the checks the public functions make of
+their arguments at the door, so a wrong type is our message, never a TypeError from inside."""
 
 import errno
+import os
+from typing import Any
 
 # What ran out, by errno, as an error line says it: the causes that are the machine's, not the
 # input's, met writing an output, opening a file or starting a worker process.
@@ -23,6 +26,30 @@ class WrongTokenizer(BpeError):
     """Ids (a shard set, an ids file) read with a tokenizer other than the one that made them, or
     counts trained with another config: the message names both; `--force` (`force=True`) reads
     them anyway where that can make sense."""
+
+
+class ArgumentError(BpeError, TypeError):
+    """A public function given an argument of the wrong type: a BpeError (what the command line
+    reports) and a TypeError (what Python code expects), naming the argument and what it takes."""
+
+
+def _shown(value: Any) -> str:
+    return f"{type(value).__name__} {value!r}" if isinstance(value, (int, float, str, bytes)) else type(value).__name__
+
+
+def path_argument(value: Any, name: str) -> str:
+    """A path argument (str or os.PathLike) as a str."""
+    if isinstance(value, str) or (isinstance(value, os.PathLike) and isinstance(os.fspath(value), str)):
+        return os.fspath(value)
+    raise ArgumentError(f"{name}: expected a path (str or os.PathLike), got {_shown(value)}")
+
+
+def check_argument(value: Any, kinds: type | tuple[type, ...], name: str, what: str) -> None:
+    """`value` is an instance of `kinds` (a bool is not an int here), else an ArgumentError
+    saying that `name` takes `what`."""
+    allowed = kinds if isinstance(kinds, tuple) else (kinds,)
+    if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
+        raise ArgumentError(f"{name}: expected {what}, got {_shown(value)}")
 
 
 def located(where: str, message: str) -> str:

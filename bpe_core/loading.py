@@ -8,7 +8,7 @@ import os
 from functools import partial
 from typing import Any
 
-from bpe_core.errors import BpeError
+from bpe_core.errors import BpeError, check_argument, path_argument
 from bpe_core.files import parse_json, read_file
 from bpe_core.formats import native
 from bpe_core.spec import TokenizerSpec
@@ -29,7 +29,7 @@ def load(path: str | os.PathLike[str]) -> Tokenizer:
     >>> tok = bpe_core.load("gpt2-32k.json")
     >>> tok = bpe_core.load("o200k_base.tiktoken")
     """
-    path = os.fspath(path)
+    path = path_argument(path, "load(path)")
     if os.path.isdir(path) and os.path.isfile(os.path.join(path, HF_FILE)):
         return from_hf(os.path.join(path, HF_FILE))
     content = read_file(path, native.DESCRIPTION)
@@ -74,7 +74,7 @@ def from_hf(path: str | os.PathLike[str]) -> Tokenizer:
     """
     from bpe_core.formats import hf  # only this reader needs it
 
-    path = os.fspath(path)
+    path = path_argument(path, "from_hf(path)")
     content = read_file(path, "tokenizer.json")
     read = partial(hf.spec_from_content, content, path)
     return kept_tokenizer(content, "hf", path, read, partial(_built, where=path), Tokenizer.table_image)
@@ -92,7 +92,14 @@ def from_tiktoken(
     >>> tok = bpe_core.from_tiktoken("cl100k_base.tiktoken")
     >>> tok = bpe_core.from_tiktoken("mine.tiktoken", "cl100k", {"<|endoftext|>": 100257})
     """
-    path = os.fspath(path)
+    path = path_argument(path, "from_tiktoken(path)")
+    if pattern is not None:
+        check_argument(pattern, str, "from_tiktoken(pattern)", "gpt2, cl100k, o200k or a regex (str)")
+    if special_tokens is not None:
+        check_argument(special_tokens, dict, "from_tiktoken(special_tokens)", "a dict of token strings to ids")
+        for token, token_id in special_tokens.items():
+            check_argument(token, str, "from_tiktoken(special_tokens)", "token strings (str) as keys")
+            check_argument(token_id, int, f"from_tiktoken(special_tokens[{token!r}])", "an id (int)")
     return _from_tiktoken(read_file(path, "tiktoken file"), path, pattern, special_tokens)
 
 

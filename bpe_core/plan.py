@@ -11,7 +11,7 @@ from typing import Any
 from bpe_core.config import Config, input_paths, load_config
 from bpe_core.contract import Normalizer, Pretokenizer, Reader
 from bpe_core.engine import mirror_tokens
-from bpe_core.errors import BpeError
+from bpe_core.errors import BpeError, check_argument, path_argument
 from bpe_core.plugins import registry
 from bpe_core.strands import symbol_mirror
 from bpe_core.tokenizer import Tokenizer
@@ -41,6 +41,10 @@ def make_plan(
     need_paths: bool = True,
 ) -> Plan:
     """Load and check a config and build its components; a BpeError names the file and key."""
+    if not isinstance(config, dict):
+        path_argument(config, "config")
+    if overrides is not None:
+        check_argument(overrides, dict, "overrides", "a dict of dotted keys to values")
     settings = load_config(config, overrides)
     plugins = registry()
     try:

@@ -19,13 +19,14 @@ kept for decoding only, a whole-chunk lookup, merges that share results) are ref
 layout cannot hold them.
 """
 
+import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
 from bpe_core.corpus.streaming import corpus_reader, encode_pieces
-from bpe_core.errors import BpeError
+from bpe_core.errors import ArgumentError, BpeError, check_argument
 from bpe_core.strands import token_mirror
 from bpe_core.tokenizer import Tokenizer
 from bpe_core.training import base_digest, lineage
@@ -69,6 +70,11 @@ def trim(
 
     >>> trimmed, dropped, id_map = bpe_core.trim(tok, vocab_size=800)
     """
+    check_argument(tokenizer, Tokenizer, "trim(tokenizer)", "a Tokenizer (bpe_core.load(path) reads one)")
+    if isinstance(drop, (str, int)):
+        raise ArgumentError(f"trim(drop): expected a list of ids or token texts, got one {type(drop).__name__}")
+    if isinstance(on, (str, os.PathLike)):
+        raise ArgumentError(f"trim(on): expected a list of paths, got one {type(on).__name__}")
     _check_renumberable(tokenizer)
     if min_count is not None and not on:
         raise BpeError("min_count needs the files to count on (on=[...])")

@@ -41,7 +41,7 @@ from bpe_core.counts import (
     unpack,
 )
 from bpe_core.engine import TIE_RULES, Trainer
-from bpe_core.errors import BpeError
+from bpe_core.errors import ArgumentError, BpeError, check_argument
 from bpe_core.files import reader_files
 from bpe_core.formats import native
 from bpe_core.plan import ConfigSource, Plan, check_base, make_plan
@@ -100,6 +100,7 @@ def count(
     >>> counts = bpe_core.count("configs/gpt2-style.yaml", ["corpus.txt"])
     >>> counts.save("corpus.counts")
     """
+    _check_arguments(workers, progress, None, column)
     if documents is not None or column is not None:
         plan, items = _memory_plan(config, files, overrides, documents)
         return _count_memory(plan, items, column, _runner(plan.settings, runner, workers), progress)
@@ -145,6 +146,7 @@ def train(
     >>> tok = bpe_core.train("configs/gpt2-style.yaml", documents=dataset, column="text")
     """
     started = time.perf_counter()
+    _check_arguments(workers, progress, base, column)
     if documents is not None or column is not None:
         if counts is not None:
             raise BpeError("give documents or counts to train from, not both")
@@ -156,6 +158,8 @@ def train(
             raise BpeError("give input files or counts to train from, not both")
         plan = make_plan(config, None, overrides, need_paths=False)
         check_base(plan, base)
+        if isinstance(counts, (str, os.PathLike, Counts)):
+            raise ArgumentError(f"counts: expected a list of counts files or Counts, got one {type(counts).__name__}")
         named = [
             (str(item), load_counts(item)) if not isinstance(item, Counts) else ("counts", item) for item in counts
         ]
@@ -169,6 +173,21 @@ def train(
         check_base(plan, base)
         total = _count(plan, _runner(plan.settings, runner, workers), progress)
     return _train_from(plan, total, progress, started, base)
+
+
+def _check_arguments(workers: Any, progress: Any, base: Any, column: Any) -> None:
+    """The arguments `train` and `count` share, checked at the door (config and overrides:
+    `make_plan`; files, documents and counts: where they are read)."""
+    if workers is not None:
+        check_argument(workers, int, "workers", "a number of processes (int), 1 or more")
+        if workers < 1:
+            raise BpeError(f"workers: expected a number of processes, 1 or more, got {workers}")
+    if progress is not None:
+        check_argument(progress, bool, "progress", "True, False or None (a bar when standard error is a terminal)")
+    if base is not None:
+        check_argument(base, Tokenizer, "base", "a Tokenizer (bpe_core.load(path) reads one)")
+    if column is not None:
+        check_argument(column, str, "column", "the name of a field (str)")
 
 
 # documents in memory ----------------------------------------------------------------------------
