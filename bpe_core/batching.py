@@ -16,7 +16,7 @@ from typing import Any
 
 from bpe_core.errors import BpeError
 from bpe_core.runners.local import WorkerPool, default_workers, fork_available
-from bpe_core.specials import Specials, allowed_specials
+from bpe_core.specials import Specials, SpecialTokenInText, allowed_specials
 
 FEW_DOCUMENTS = 64  # a batch of this many documents or fewer is encoded in this process alone
 # ...nor text of fewer characters a worker: a worker meets its share with a cold cache and sends
@@ -41,6 +41,8 @@ def allowed_sets(
         if special_tokens and isinstance(document, str):
             try:
                 found = allowed_specials(document, special_tokens, allowed_special, disallowed_special)
+            except SpecialTokenInText as error:
+                raise SpecialTokenInText(f"document {index}: {error}") from None
             except BpeError as error:
                 raise BpeError(f"document {index}: {error}") from None
         allowed.append(found)

@@ -17,6 +17,11 @@ from bpe_core.errors import BpeError
 Specials = AbstractSet[str] | Literal["all"]
 
 
+class SpecialTokenInText(BpeError, ValueError):
+    """Text holds a disallowed special token's string: a BpeError, and a ValueError as tiktoken
+    raises there, so code written for tiktoken catches it."""
+
+
 @lru_cache(maxsize=64)
 def special_pattern(tokens: tuple[str, ...]) -> "re.Pattern[str]":
     """A pattern matching any of the tokens, the longest first (a token that holds another wins)."""
@@ -41,7 +46,7 @@ def allowed_specials(
         found = disallowed.search(text)
         if found is not None:
             line = first_line + text.count("\n", 0, found.start())
-            raise BpeError(
+            raise SpecialTokenInText(
                 f"line {line} contains the special token {found.group()!r}; pass allowed_special to encode it "
                 "as the special token, or use encode_ordinary to treat it as text"
             )

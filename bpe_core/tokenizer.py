@@ -17,7 +17,7 @@ from functools import cached_property
 from random import Random
 from typing import Any
 
-from bpe_core import contract, packing, pieces
+from bpe_core import contract, packing, pieces, raw_bytes
 from bpe_core.batching import BatchEncoder, allowed_sets
 from bpe_core.chunking import normalize
 from bpe_core.engine import Alphabet, Decoder
@@ -28,8 +28,16 @@ from bpe_core.spec import ComponentConfig, IdLayout, TokenizerSpec
 from bpe_core.specials import Specials, allowed_specials, special_pattern, special_runs
 from bpe_core.strands import make_encoder
 
-DECODE_ERRORS = ("roundtrip", "replace", "strict")  # what decode does with ids that make invalid UTF-8
+DECODE_ERRORS = ("roundtrip", "replace", "strict", "ignore")  # what decode does with ids that make invalid UTF-8
 CHUNK_CACHE_SIZE = 1 << 18  # chunks whose ids a tokenizer remembers (not packed: MIDI, k-mers)
+
+
+class NotAToken(BpeError, KeyError):
+    """An id that stands for no token, or bytes or text that are no single token: a BpeError, and
+    a KeyError as tiktoken raises there (`decode_single_token_bytes`, `encode_single_token`)."""
+
+    def __str__(self) -> str:  # the message itself, not KeyError's repr of it
+        return str(self.args[0])
 
 
 class Tokenizer:
@@ -133,6 +141,29 @@ class Tokenizer:
         """The size of the id space: base symbols, merged tokens, special tokens and reserved padding ids."""
         return self.reserved_ids.stop
 
+    @property
+    def n_vocab(self) -> int:
+        """tiktoken's name for `vocab_size` (tiktoken has no reserved ids: `max_token_value + 1`)."""
+        return self.vocab_size
+
+    @property
+    def max_token_value(self) -> int:
+        """The largest id that stands for a token or a special token (tiktoken's name)."""
+        return self.reserved_ids.start - 1
+
+    @property
+    def eot_token(self) -> int:
+        """The id of `<|endoftext|>` (tiktoken's name); NotAToken when there is none."""
+        token = self.special_ids.get("<|endoftext|>")
+        if token is None:
+            raise NotAToken(f"this tokenizer has no <|endoftext|> token; its special tokens: {self.special_tokens}")
+        return token
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        """The special tokens' strings as a set (tiktoken's `special_tokens_set`)."""
+        return set(self.special_tokens)
+
     # encoding -----------------------------------------------------------------------------------
 
     def encode(
@@ -151,6 +182,10 @@ class Tokenizer:
         special id) or left out of `disallowed_special` (then it is encoded as plain text).
         Untrusted text should go through `encode_ordinary`. Special tokens are matched before
         normalization and pretokenization.
+
+        Text is read as tiktoken reads it: a surrogate pair in the str (which UTF-16 data may
+        leave there) is the character it spells, and a lone surrogate is U+FFFD, so the ids are
+        tiktoken's and always UTF-8 (the text plugin repairs the str before splitting it).
 
         `dropout` > 0 applies BPE-dropout (each merge skipped with that probability), for
         training-time augmentation; with the same `seed` the result is the same.
@@ -239,6 +274,36 @@ class Tokenizer:
                 ids = []
         return encoded
 
+    def encode_bytes(self, data: bytes) -> list[int]:
+        """Ids for bytes that need not be UTF-8, so `decode_bytes(encode_bytes(data)) == data`
+        (tiktoken's `_encode_bytes`, see `raw_bytes`): valid UTF-8 is `encode_ordinary` of its
+        text. Byte-level tokenizers only."""
+        self._require_byte_level("encode_bytes")
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise BpeError(f"encode_bytes: data: a {type(data).__name__}, not bytes (encode takes text)")
+        data = bytes(data)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            chunks = self._encoded_chunks
+            return raw_bytes.encode_invalid_utf8(data, error.start, chunks, self.token_bytes, self._encode_chunk_bytes)
+        return self.encode_ordinary(text)
+
+    def encode_single_token(self, token: str | bytes) -> int:
+        """The id of the token whose text or bytes these are, a special token's by its text
+        (tiktoken's name); NotAToken when they are not one token. Byte-level tokenizers only."""
+        self._require_byte_level("encode_single_token")
+        if not isinstance(token, (str, bytes)):
+            raise BpeError(f"encode_single_token: token: a {type(token).__name__}, not str or bytes")
+        data = token.encode("utf-8", "surrogatepass") if isinstance(token, str) else token
+        found = self._ids_by_bytes.get(data)
+        if found is not None:
+            return found
+        special = self.special_ids.get(data.decode("utf-8", "surrogatepass") if isinstance(token, bytes) else token)
+        if special is not None:
+            return special
+        raise NotAToken(f"{token!r} is not a single token of this tokenizer")
+
     def encode_with_offsets(self, document: Any) -> tuple[list[int], list[tuple[int, int]]]:
         """Ids and, for each, the (start, end) it covers in the document (end exclusive), in the
         pretokenizer's coordinates: for DNA, 0-based positions in the record's sequence, so
@@ -287,11 +352,13 @@ class Tokenizer:
         """The document for a sequence of ids (for text, a str; special tokens as their text).
 
         For byte-level text, `errors` says what ids that make invalid UTF-8 (a model may emit
-        any) decode to: "roundtrip" gives back the lone surrogates `encode` wrote, so
-        `decode(encode(s)) == s` for every str, and U+FFFD for any other bad byte sequence;
-        "replace" gives U+FFFD for every bad sequence, as tiktoken's errors="replace" (the text
-        always encodes to UTF-8, to write it to a file); "strict" raises a BpeError naming the
-        first bad byte. Other domains never make invalid text and ignore it.
+        any) decode to: "roundtrip" gives a lone surrogate for the three bytes that spell one
+        (UTF-8 with "surrogatepass") and U+FFFD for any other bad byte sequence; "replace" gives
+        U+FFFD for every bad sequence, as tiktoken's errors="replace" (the text always encodes
+        to UTF-8, to write it to a file); "ignore" drops them, as tiktoken's errors="ignore";
+        "strict" raises a BpeError naming the first bad byte. Other domains never make invalid
+        text and ignore it. Text `encode` was given comes back as it was, but for the
+        surrogates `encode` repairs (see `encode`).
 
         >>> tok.decode([31373, 50256])
         'hello<|endoftext|>'
@@ -335,6 +402,24 @@ class Tokenizer:
             raise BpeError(f"decode_bytes needs a byte-level tokenizer; {self.pretokenizer.name!r} is not one")
         return pieces.join(self._pieces, ids, self._unknown_id)
 
+    def decode_single_token_bytes(self, token_id: int) -> bytes:
+        """tiktoken's name for `token_bytes`."""
+        return self.token_bytes(token_id)
+
+    def decode_tokens_bytes(self, ids: Sequence[int]) -> list[bytes]:
+        """Each id's bytes (tiktoken's name)."""
+        return [self.token_bytes(token) for token in ids]
+
+    def decode_batch(self, batch: Sequence[Sequence[int]], errors: str = "roundtrip") -> list[Any]:
+        """`decode` of each sequence of ids, in order (tiktoken's name)."""
+        return [self.decode(ids, errors) for ids in batch]
+
+    def decode_with_offsets(self, ids: Sequence[int]) -> tuple[str, list[int]]:
+        """The text of the ids (valid UTF-8, else a BpeError as with errors="strict") and where
+        each id's token starts in it, in characters (tiktoken's name; see `raw_bytes`)."""
+        token_bytes = self.decode_tokens_bytes(ids)
+        return self._decode_utf8(ids, b"".join(token_bytes), "strict"), raw_bytes.character_offsets(token_bytes)
+
     def decode_stream(self) -> "TextStream":
         """An incremental decoder for generation: `push(ids)` returns the text completed so far,
         holding back a UTF-8 character split across tokens; `flush()` returns the rest.
@@ -364,13 +449,20 @@ class Tokenizer:
         return separator.join(self.token_symbols(token_id))
 
     def token_bytes(self, token_id: int) -> bytes:
-        """The bytes a token stands for; byte-level text tokenizers only."""
-        if not self.pretokenizer.byte_level:
-            raise BpeError(f"token_bytes needs a byte-level tokenizer; {self.pretokenizer.name!r} is not one")
-        special = self._special_by_id.get(token_id)
-        if special is not None:
-            return special.encode("utf-8")
-        return bytes(self._symbols([token_id]))
+        """The bytes a token stands for (a special token's: its UTF-8); byte-level text tokenizers
+        only. An id that stands for none is a NotAToken error (a BpeError, and a KeyError as in
+        tiktoken's `decode_single_token_bytes`)."""
+        self._require_byte_level("token_bytes")
+        table = self._pieces
+        piece = table[token_id] if isinstance(token_id, int) and 0 <= token_id < len(table) else None
+        if piece is None:
+            raise NotAToken(self._unknown_id(token_id))
+        return piece
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every regular token, sorted (tiktoken's name); byte-level tokenizers only."""
+        self._require_byte_level("token_byte_values")
+        return sorted(self._ids_by_bytes)
 
     def regular_ids(self) -> list[int]:
         """Every id that stands for base symbols (not special, not reserved), in order."""
@@ -486,6 +578,35 @@ class Tokenizer:
                 chunk_ids_of[chunk] = chunk_ids
             ids.extend(chunk_ids)
         return ids
+
+    def _encoded_chunks(self, text: str) -> list[list[int]]:
+        """Each chunk's ids, as `encode_ordinary` encodes the text."""
+        whole_chunks = self.layout.whole_chunks
+        chunks = self.pretokenizer.split(self.normalize(text))
+        if whole_chunks:
+            return [self._encode_whole_chunks_first([chunk], whole_chunks) for chunk in chunks]
+        return [self._encode_chunks([chunk]) for chunk in chunks]
+
+    def _encode_chunk_bytes(self, data: bytes) -> list[int]:
+        """One chunk of bytes: its token, if it is one, else merged (tiktoken's `_encode_bytes`)."""
+        whole = self._ids_by_bytes.get(data)
+        if whole is not None:
+            return [whole]
+        with self._engine_lock:
+            return self._encoder.to_output(self._encoder.encode_symbols(list(data)))
+
+    @cached_property
+    def _ids_by_bytes(self) -> dict[bytes, int]:
+        """Each regular token's id by its bytes (byte-level tokenizers), built when first asked for."""
+        ids: dict[bytes, int] = {}
+        for token, piece in enumerate(self._pieces):
+            if piece is not None and token not in self._special_by_id:
+                ids.setdefault(piece, token)
+        return ids
+
+    def _require_byte_level(self, method: str) -> None:
+        if not self.pretokenizer.byte_level:
+            raise BpeError(f"{method} needs a byte-level tokenizer; {self.pretokenizer.name!r} is not one")
 
     def _token_length(self, internal: int) -> int:
         length = self._token_lengths.get(internal)

@@ -9,8 +9,10 @@
 - tie_break "hf" learns Hugging Face's merges, in HF's order.
 - The `bpe import` / `bpe export` commands do the same from the shell.
 
-The peers cannot take lone surrogates, so text given to them has none; our own round trip is
-tested with them. Pure mode (BPE_CORE_PURE=1) makes the same claims on slices of the data.
+Surrogates in a str (a pair UTF-16 data left, or a lone one) are read as tiktoken reads them:
+a pair is its character, a lone one U+FFFD; text with them is compared with tiktoken (Hugging
+Face `tokenizers` cannot take them, so text given to it has none). Pure mode (BPE_CORE_PURE=1)
+makes the same claims on slices of the data.
 """
 
 import gc
@@ -225,17 +227,75 @@ def test_published_vocabulary_encodes_adversarial_input_like_tiktoken(published,
 
 
 @pytest.mark.both_modes
-def test_published_vocabulary_round_trips_text_with_lone_surrogates(published):
-    _, ours, _, _ = published
+def test_published_vocabulary_encodes_text_with_surrogates_like_tiktoken_and_decodes_it_repaired(published):
+    """Never an error, tiktoken's ids, and the text back with each pair joined and each lone
+    surrogate U+FFFD (as tiktoken's encode repairs it: through UTF-16, "replace")."""
+    _, ours, theirs, _ = published
 
     @settings(max_examples=EXAMPLES)
     @given(text=text_with_surrogates)
     @example(text="\ud800")
+    @example(text="\ud83d\udc4d")
     @example(text="a\udc80b\ud83d\ude00\ud83d")
-    def round_trip(text):
-        assert ours.decode(ours.encode_ordinary(text)) == text
+    def same_as_tiktoken(text):
+        ids = ours.encode_ordinary(text)
+        assert_same_ids(ids, theirs.encode_ordinary(text), "tiktoken", theirs.decode_single_token_bytes)
+        repaired = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        assert ours.decode(ids) == repaired
+        assert ours.encode(text) == ours.encode(repaired) == ids
 
-    round_trip()
+    same_as_tiktoken()
+
+
+@pytest.mark.both_modes
+def test_published_vocabulary_encodes_any_bytes_like_tiktokens_encode_bytes(published):
+    """`encode_bytes` of bytes cut anywhere (mid-character, after whitespace runs): tiktoken's
+    `_encode_bytes` ids, and the bytes back from `decode_bytes`."""
+    _, ours, theirs, _ = published
+    pieces = [
+        b" ",
+        b"  ",
+        b"\n",
+        b"\t",
+        b"hello",
+        b"12345",
+        "é日本😀".encode(),
+        b"\x80",
+        b"\xe4\xb8",
+        b"\xf0\x9f",
+        b"\xff",
+    ]
+
+    @settings(max_examples=EXAMPLES)
+    @given(data=st.lists(st.sampled_from(pieces), max_size=12).map(b"".join) | st.binary(max_size=40))
+    @example(data=b" \xec\x8b\xa4\xed")
+    @example(data=b"hello  \n \xe4\xb8")
+    def same_as_tiktoken(data):
+        ids = ours.encode_bytes(data)
+        assert_same_ids(ids, theirs._encode_bytes(data), "tiktoken", theirs.decode_single_token_bytes)
+        assert ours.decode_bytes(ids) == data
+
+    same_as_tiktoken()
+
+
+def test_published_vocabulary_answers_tiktokens_names_as_tiktoken_does(published):
+    _, ours, theirs, _ = published
+    assert (ours.n_vocab, ours.max_token_value, ours.eot_token) == (
+        theirs.n_vocab,
+        theirs.max_token_value,
+        theirs.eot_token,
+    )
+    assert ours.special_tokens_set == theirs.special_tokens_set
+    assert ours.token_byte_values() == theirs.token_byte_values()
+    for token in [*range(0, theirs.n_vocab, 997), *theirs.special_tokens_set]:
+        token_id = theirs.encode_single_token(token) if isinstance(token, str) else token
+        assert ours.encode_single_token(theirs.decode_single_token_bytes(token_id)) == token_id
+    text = "naïve 日本語 \U0001f44d<|endoftext|> x"
+    ids = theirs.encode(text, allowed_special="all")
+    assert ours.decode_with_offsets(ids) == theirs.decode_with_offsets(ids)
+    assert ours.decode_batch([ids, ids[:3]]) == theirs.decode_batch([ids, ids[:3]])
+    with pytest.raises(KeyError):
+        ours.decode_single_token_bytes(theirs.n_vocab + 5)
 
 
 def test_published_vocabulary_encodes_allowed_special_tokens_like_tiktoken(published, docs_with_specials):

@@ -211,36 +211,43 @@ SCRIPTS = [
 ]
 
 
+def repaired(text: str) -> str:
+    """The text as tiktoken reads a str, and so encode: a surrogate pair joined into its
+    character, a lone surrogate U+FFFD (the text itself when it holds none)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 @pytest.mark.parametrize("name", REGEX_PRETOKENIZERS)
 @pytest.mark.parametrize("text", SCRIPTS, ids=range(len(SCRIPTS)))
-def test_decode_encode_is_identity_on_every_script(docs_tokenizers, name, text):
+def test_decode_encode_is_identity_on_every_script_up_to_repaired_surrogates(docs_tokenizers, name, text):
     tokenizer = docs_tokenizers[name]
-    assert tokenizer.decode(tokenizer.encode(text)) == text
+    assert tokenizer.decode(tokenizer.encode(text)) == repaired(text)
 
 
 @pytest.mark.both_modes
 @pytest.mark.parametrize("name", REGEX_PRETOKENIZERS)
-def test_decode_encode_is_identity_for_any_string(docs_tokenizers, name):
+def test_decode_encode_is_identity_for_any_string_up_to_repaired_surrogates(docs_tokenizers, name):
     tokenizer = docs_tokenizers[name]
 
     @settings(max_examples=150)
     @given(text=any_text)
     @example(text="\ud800")
     @example(text="\udc00\ud800")
+    @example(text="\ud83d\ude00")
     def round_trip(text):
         ids = tokenizer.encode(text)
         assert all(0 <= token < tokenizer.vocab_size for token in ids)
-        assert tokenizer.decode(ids) == text
+        assert tokenizer.decode(ids) == repaired(text)
 
     round_trip()
 
 
 @pytest.mark.parametrize("name", REGEX_PRETOKENIZERS)
-def test_token_bytes_of_an_encoding_concatenate_to_the_surrogatepass_bytes(docs_tokenizers, name, docs_text):
+def test_token_bytes_of_an_encoding_concatenate_to_the_utf8_of_the_repaired_text(docs_tokenizers, name, docs_text):
     tokenizer = docs_tokenizers[name]
     sample = docs_text[5_000_000:5_020_000] + SCRIPTS[3] + SCRIPTS[8]
     ids = tokenizer.encode(sample)
-    assert b"".join(tokenizer.token_bytes(token) for token in ids) == sample.encode("utf-8", "surrogatepass")
+    assert b"".join(tokenizer.token_bytes(token) for token in ids) == repaired(sample).encode("utf-8")
 
 
 def test_trained_tokenizer_compresses_text_it_was_trained_on(docs_tokenizers, docs_text):
@@ -283,7 +290,7 @@ def test_saved_and_loaded_tokenizer_encodes_the_same(docs_tokenizers, tmp_path):
     assert loaded.vocab_size == tokenizer.vocab_size
     for text in SCRIPTS:
         assert loaded.encode(text) == tokenizer.encode(text)
-        assert loaded.decode(loaded.encode(text)) == text
+        assert loaded.decode(loaded.encode(text)) == repaired(text)
 
 
 # ---------------------------------------------------------------- streaming exactness

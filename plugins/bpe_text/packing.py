@@ -21,11 +21,13 @@ NO_RUN: Final[i64] = 1 << 62  # `ByteOffsets.plain_until` when no run is left
 
 
 def pack_texts(scanner: Scanner, texts: list[str]) -> tuple[bytes, bytes, list[int]]:
-    """The texts' chunks packed (`PackedChunks`' symbols, ends and documents): the texts' UTF-8
-    ("surrogatepass": a lone surrogate is three bytes), made and read for runs of wide characters
-    once, joined; the scanner is told where each text ends, so no chunk crosses two."""
+    """The texts' chunks packed (`PackedChunks`' symbols, ends and documents): the texts' UTF-8,
+    made and read for runs of wide characters once, joined; the scanner is told where each text
+    ends, so no chunk crosses two. A text holding a surrogate raises UnicodeEncodeError before
+    any is scanned: the caller repairs such texts (`pretokenizers.well_formed`) and packs again,
+    so text without one costs no search for them."""
     joined = "".join(texts)  # a single text is joined to itself, not copied
-    data = joined.encode("utf-8", "surrogatepass") + PACKING_PADDING
+    data = joined.encode("utf-8") + PACKING_PADDING
     if len(data) - len(PACKING_PADDING) >= PACKED_LIMIT:
         raise ValueError(f"texts of {len(data) - len(PACKING_PADDING)} bytes of UTF-8 are too many to pack at once")
     offsets = ByteOffsets(joined, data)
@@ -58,7 +60,7 @@ class ByteOffsets:
     plain_until: i64
 
     def __init__(self, text: str, data: bytes) -> None:
-        """`data`: the text's UTF-8 ("surrogatepass"), then PACKING_PADDING."""
+        """`data`: the text's UTF-8, then PACKING_PADDING."""
         self.wide = vec[i64]() if text.isascii() else wide_runs(data, len(data) - len(PACKING_PADDING))
         self.runs = len(self.wide)
         self.run = 0
@@ -83,8 +85,8 @@ class ByteOffsets:
 def wide_runs(data: bytes, end: i64) -> vec[i64]:
     """The runs of characters of one UTF-8 width above one in a text, read from its UTF-8
     `data[:end]` (8 readable bytes past it), as (start, end, width) triples, the offsets in
-    characters: ASCII is skipped a word at a time, other bytes are read as UTF-8 lead bytes (a
-    lone surrogate, "surrogatepass", leads three). Not a regex over the text, which makes a
+    characters: ASCII is skipped a word at a time, other bytes are read as UTF-8 lead bytes. Not
+    a regex over the text, which makes a
     Python object per run; a vec, not a list: the caller reads it once per chunk, and a list's
     items are boxed."""
     runs = vec[i64]()

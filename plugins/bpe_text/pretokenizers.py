@@ -1,8 +1,10 @@
 """Byte-level text pretokenizers: chunks are regex matches (or whitespace-separated words) and
 symbols are the chunk's UTF-8 bytes, so ids 0..255 are the byte values.
 
-Lone surrogates (which Python strings may hold) are encoded with "surrogatepass", so
-`decode(encode(x)) == x` for every Python string (the `text` decoder restores them).
+A str is read as tiktoken reads it (`well_formed`): a surrogate pair, which UTF-16 data may
+leave in a Python string, is the character it spells, and a lone surrogate is U+FFFD, before
+anything splits it, for training and encoding alike; so the bytes are always UTF-8 and the ids
+are tiktoken's for the same text.
 """
 
 from abc import ABC, abstractmethod
@@ -56,6 +58,19 @@ _CUT_AFTER_LETTER = r"\p{L}[^\p{L}\p{M}']"
 # built-in patterns run on the compiled scanners and have no limit.
 TIMEOUT_SECONDS = 2.0
 TIMEOUT_PER_CHARACTER = 2e-6
+
+
+def well_formed(text: str) -> str:
+    """The text with its surrogates repaired as tiktoken repairs them: a pair joined into the
+    character it spells, a lone one U+FFFD. The text itself when it holds none (ASCII is told
+    at once; other text by encoding it, which is what finding one costs)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def _bytes_to_unicode() -> list[str]:
@@ -186,6 +201,7 @@ class RegexPretokenizer(ByteLevel):
         return {"pattern": self.pattern, **({"unmatched": "keep"} if self.keep_unmatched else {})}
 
     def split(self, document: Any) -> list[str]:
+        document = well_formed(document)
         scanner = self.scanner
         if scanner is not None:
             return scanner.split(document)
@@ -248,7 +264,7 @@ class RegexPretokenizer(ByteLevel):
         if scanner is None:
             return dict(Counter(self.split(document)))
         counts: dict[str, int] = {}
-        scanner.count(document, counts)
+        scanner.count(well_formed(document), counts)
         return counts
 
     def pack(self, documents: list[Any]) -> PackedChunks:
@@ -257,7 +273,10 @@ class RegexPretokenizer(ByteLevel):
         scanner = self.scanner
         if scanner is None:
             return super().pack(documents)
-        symbols, ends, counts = pack_texts(scanner, documents)
+        try:
+            symbols, ends, counts = pack_texts(scanner, documents)
+        except UnicodeEncodeError:  # a surrogate: the texts repaired, then packed
+            symbols, ends, counts = pack_texts(scanner, [well_formed(document) for document in documents])
         return PackedChunks(symbols, ends, counts)
 
     def prepare(self) -> None:
@@ -294,7 +313,7 @@ class WhitespacePretokenizer(ByteLevel):
         return {}
 
     def split(self, document: Any) -> list[str]:
-        words: list[str] = document.split()
+        words: list[str] = well_formed(document).split()
         return words
 
     def prepare(self) -> None:
