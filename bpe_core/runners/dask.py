@@ -15,7 +15,6 @@ worker; tasks are pure (outputs are written atomically), so a retry is harmless.
 dask.distributed is optional (`pip install "bpe-core[dask]"`) and imported only here.
 """
 
-import asyncio
 import contextlib
 import hashlib
 import json
@@ -108,6 +107,8 @@ def _handshake(address: str) -> None:
     own timeout bounds the TCP connection but not the handshake after it: a port that accepts and
     never answers (another service, a stopped scheduler) would hang a Client forever. The
     connection is tried on an event loop of its own, in a thread, whatever loop the caller runs."""
+    import asyncio  # here: it imports concurrent.futures, which encoding one line does without
+
     distributed = _distributed()
     failures: list[BaseException] = []
 
