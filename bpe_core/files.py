@@ -286,8 +286,13 @@ def unwind_on_termination() -> Iterator[None]:
         return
 
     received: list[int] = []
+    owner = os.getpid()
 
     def terminate(signum: int, _frame: FrameType | None) -> None:
+        if os.getpid() != owner:  # a process just forked, before its fork hook gave the default back
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
         received.append(signum)
         raise SystemExit(128 + signum)
 
