@@ -190,6 +190,21 @@ def test_a_header_holding_a_tab_comes_back_whole(dna: tuple[bpe_core.Tokenizer, 
     assert (tmp_path / "back.fa").read_text() == f">{header}\nACGTTGCANNACGT\n>plain\nGGGCCC\n"
 
 
+def test_fastq_read_titles_are_kept_whole_too(dna: tuple[bpe_core.Tokenizer, Path], tmp_path: Path) -> None:
+    tokenizer, folder = dna
+    reads = fastq_reads(READS_PATH)[:3]
+    titles = [f"{name} 1:N:0:ATCACG length={len(sequence)}" for name, sequence in reads]
+    (tmp_path / "reads.fq").write_text(
+        "".join(f"@{title}\n{sequence}\n+\n{'I' * len(sequence)}\n" for title, (_, sequence) in zip(titles, reads))
+    )
+    assert_ok(
+        run_bpe("encode", "-t", folder.parent / "dna.json", "reads.fq", "--names", "--keep-description", "-o",
+                "ids.txt", cwd=tmp_path)
+    )  # fmt: skip
+    assert_ok(run_bpe("decode", "-t", folder.parent / "dna.json", "ids.txt", "-o", "back.fa", cwd=tmp_path))
+    assert headers(tmp_path / "back.fa") == titles
+
+
 def test_keep_description_without_names_or_shards_is_one_clean_error(
     dna: tuple[bpe_core.Tokenizer, Path], tmp_path: Path
 ) -> None:
