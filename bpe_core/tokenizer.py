@@ -11,6 +11,7 @@ import codecs
 import gc
 import os
 import threading
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import cached_property
@@ -30,6 +31,7 @@ from bpe_core.strands import make_encoder
 
 DECODE_ERRORS = ("roundtrip", "replace", "strict", "ignore")  # what decode does with ids that make invalid UTF-8
 CHUNK_CACHE_SIZE = 1 << 18  # chunks whose ids a tokenizer remembers (not packed: MIDI, k-mers)
+_living: "weakref.WeakSet[Tokenizer]" = weakref.WeakSet()  # whose engine locks a forked child renews
 
 
 class NotAToken(BpeError, KeyError):
@@ -77,6 +79,7 @@ class Tokenizer:
         # the encoder keeps working buffers and caches from call to call: one thread at a time
         # (threads sharing a tokenizer take turns; decoding needs no turn)
         self._engine_lock = threading.Lock()
+        _living.add(self)
         internal_count = self.alphabet_size + self._encoder.token_count
         layout = spec.layout or IdLayout.trained(internal_count, spec.special_tokens, spec.special_position)
         if len(layout.ids) != internal_count:
@@ -671,6 +674,16 @@ def _is_trained(layout: IdLayout, spec: TokenizerSpec) -> bool:
     if layout.ids[:1] != [shift]:
         return False
     return layout == IdLayout.trained(len(layout.ids), spec.special_tokens, spec.special_position)
+
+
+def _renew_engine_locks() -> None:
+    """In a forked child: a thread that held a tokenizer's engine lock at the fork does not exist
+    here to release it, so each tokenizer gets a new one."""
+    for tokenizer in list(_living):
+        tokenizer._engine_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_renew_engine_locks)
 
 
 class TextStream:

@@ -10,6 +10,7 @@ the children as in the parent, as tiktoken's does.
 import multiprocessing
 import os
 import pickle
+import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -296,3 +297,39 @@ def test_a_tokenizer_loaded_before_a_fork_works_in_the_children(shared_case, mon
     assert decoded == [_comparable(tokenizer.decode(each)) for each in expected[:5]]
     assert tokenizer.encode_batch(documents, workers=2) == expected  # the parent's workers still answer it alone
     tokenizer.close()
+
+
+@pytest.mark.both_modes
+def test_a_fork_while_another_thread_encodes_gives_a_child_that_encodes(shared_case):
+    """The thread that is encoding at the fork does not exist in the child: nothing it held may
+    stop the child's own encoding."""
+    path, documents = shared_case
+    tokenizer = bpe_core.load(path)
+    expected = tokenizer.encode(documents[0])
+    stop = threading.Event()
+
+    def keep_encoding() -> None:
+        while not stop.is_set():
+            for document in documents[:8]:
+                tokenizer.encode(document)
+
+    busy = threading.Thread(target=keep_encoding)
+    busy.start()
+    try:
+        for _ in range(10):
+            reader, writer = os.pipe()
+            child = os.fork()
+            if child == 0:
+                try:
+                    signal.alarm(20)  # a child stuck on a lock ends, and the test fails
+                    os.write(writer, pickle.dumps(tokenizer.encode(documents[0])))
+                finally:
+                    os._exit(0)
+            os.close(writer)
+            with os.fdopen(reader, "rb") as answer:
+                received = answer.read()
+            os.waitpid(child, 0)
+            assert received and pickle.loads(received) == expected
+    finally:
+        stop.set()
+        busy.join()
