@@ -247,6 +247,36 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     trim.add_argument("--workers", type=workers, default=None, help="processes for --on (default: all cores)")
     trim.add_argument("-q", "--quiet", action="store_true", help="do not list what went")
 
+    evaluate = commands.add_parser(
+        "eval", help="measure tokenizers on files: compression, tokens per word, Rényi efficiency, parity, unused ids"
+    )
+    evaluate.add_argument(
+        "tokenizers", nargs="+", metavar="TOK", help="tokenizer files (ours, tokenizer.json, .tiktoken)"
+    )
+    evaluate.add_argument("--on", nargs="+", action="extend", default=[], metavar="FILE", help="inputs, a row each")
+    evaluate.add_argument(
+        "--groups",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="NAME=PATH|GROUPS.yaml",
+        help="named groups of files, globs or directories (a name given twice gathers its paths), or a YAML/JSON "
+        "file mapping names to paths: a row each, and the parity Gini across them",
+    )
+    evaluate.add_argument(
+        "--parallel",
+        action="store_true",
+        help="the groups hold the same content (translations): a group's parity cost is its tokens, not tokens "
+        "per symbol",
+    )
+    evaluate.add_argument(
+        "--rare-below", type=positive, default=10, metavar="R", help="a token made fewer than R times is rare"
+    )
+    evaluate.add_argument("--json", metavar="OUT.json", help="write every number as JSON")
+    evaluate.add_argument("--html", metavar="OUT.html", help="write a self-contained page of tables and charts")
+    evaluate.add_argument("--workers", type=workers, default=None, help="processes (default: all cores)")
+    evaluate.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+
     validate = commands.add_parser("validate", help="check a config without training")
     validate.add_argument("config")
     validate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")

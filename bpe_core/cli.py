@@ -453,6 +453,40 @@ def _cmd_trim(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from bpe_core.evaluation import evaluate, groups_from, report_lines
+    from bpe_core.files import atomic_output, check_output
+
+    outputs = [path for path in (args.json, args.html) if path is not None]
+    if outputs.count("-") > 1:
+        raise BpeError("--json - and --html - cannot both go to standard output")
+    for path in outputs:
+        check_output(path)
+    groups = groups_from(args.on, args.groups)
+    tokenizers = [(path, bpe_core.load(path)) for path in args.tokenizers]
+    results = evaluate(
+        tokenizers,
+        groups,
+        rare_below=args.rare_below,
+        parallel=args.parallel,
+        workers=args.workers,
+        progress=False if args.quiet else None,
+    )
+    if args.json:
+        import json
+
+        with atomic_output(args.json, binary=False) as out:
+            out.write(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+    if args.html:
+        from bpe_core.visual.evaluation_page import evaluation_page
+
+        with atomic_output(args.html, binary=False) as out:
+            out.write(evaluation_page(results))
+    if "-" not in outputs:  # else standard output holds the file
+        print("\n".join(report_lines(results)))
+    return 0
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from bpe_core.training import check_config
 
@@ -559,6 +593,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "decode": _cmd_decode,
     "inspect": _cmd_inspect,
     "trim": _cmd_trim,
+    "eval": _cmd_eval,
     "validate": _cmd_validate,
     "export": _cmd_export,
     "import": _cmd_import,
