@@ -1,9 +1,10 @@
 """The `text` decoder: UTF-8 bytes back to a str, whole or as a stream of complete characters.
 
-Lone surrogates, which Python strings may hold, were encoded with "surrogatepass" (three bytes
-ED A0..BF 80..BF); they decode back to themselves, so `decode(encode(x)) == x` for every str.
-Any other invalid UTF-8 (a model may emit any ids) becomes U+FFFD, one per bad byte sequence as
-Python's "replace" does. The normalizers live here too: small, text-only, no state.
+The three bytes that spell a lone surrogate in UTF-8 with "surrogatepass" (ED A0..BF 80..BF)
+decode back to it; the text pretokenizers never make them (they repair a str's surrogates as
+tiktoken does), but bytes written that way, or ids a model emits, may hold them. Any other
+invalid UTF-8 becomes U+FFFD, one per bad byte sequence as Python's "replace" does. The
+normalizers live here too: small, text-only, no state.
 """
 
 import codecs
