@@ -672,6 +672,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _failed(f"error: {_doing(args)}: {named}{failure_cause(error)}", EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         return _failed("error: interrupted", 130)
+    except SystemExit:
+        from bpe_core.files import end_if_terminated
+
+        end_if_terminated()  # by SIGTERM or SIGHUP: cleaned up, ends here without waiting for pools
+        raise
 
 
 if __name__ == "__main__":

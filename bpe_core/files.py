@@ -260,6 +260,7 @@ def check_output(path: str | None) -> None:
 # (SystemExit) so the temporary file is removed, as Ctrl-C does with KeyboardInterrupt.
 _TERMINATING = (signal.SIGTERM, signal.SIGHUP)
 _taken_over: set[int] = set()
+_terminated_by: list[int] = []  # the signals that raised SystemExit in this process
 
 
 def _default_action_in_child() -> None:
@@ -294,6 +295,7 @@ def unwind_on_termination() -> Iterator[None]:
             os.kill(os.getpid(), signum)
             return
         received.append(signum)
+        _terminated_by.append(signum)
         raise SystemExit(128 + signum)
 
     previous_hook = sys.unraisablehook
@@ -323,6 +325,20 @@ def unwind_on_termination() -> Iterator[None]:
             _taken_over.discard(signum)
         if taken:
             sys.unraisablehook = previous_hook
+
+
+def end_if_terminated() -> None:
+    """Once a terminating signal has unwound the stack (so every temporary file is removed), end
+    the process at once with the status it gives (128 + its number). The interpreter's own exit
+    would wait for worker pools' threads, and one may wait forever for the rest of a result that
+    a worker killed by the same signal was sending."""
+    if not _terminated_by:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # closed, or a pipe whose reader left
+            if stream is not None:
+                stream.flush()
+    os._exit(128 + _terminated_by[0])
 
 
 def expand_paths(paths: list[str], suffixes: tuple[str, ...] = ()) -> list[str]:

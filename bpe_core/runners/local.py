@@ -115,11 +115,6 @@ def ordered_map(
         while pending:
             yield _result(pending.popleft())
         finished = True
-    except (SystemExit, KeyboardInterrupt):
-        # a terminating signal or Ctrl-C, which may have ended the workers too: wait for the pool's
-        # thread, or it may close its pipe while the exit writes to it (a traceback, CPython 3.11)
-        finished = True
-        raise
     finally:
         _worker_function = None
         pool.shutdown(wait=finished, cancel_futures=True)  # after an error, do not wait for items in flight
@@ -221,11 +216,6 @@ def shared_map(
         while pending:
             yield _result(pending.popleft())
         finished = True
-    except (SystemExit, KeyboardInterrupt):
-        # a terminating signal or Ctrl-C, which may have ended the workers too: wait for the pool's
-        # thread, or it may close its pipe while the exit writes to it (a traceback, CPython 3.11)
-        finished = True
-        raise
     finally:
         _worker_function = None
         pool.shutdown(wait=finished, cancel_futures=True)  # after an error, do not wait for items in flight
