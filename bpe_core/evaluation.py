@@ -312,6 +312,7 @@ def evaluate(
     results: dict[str, Any] = {
         "alpha": ALPHA,
         "rare_below": rare_below,
+        "parallel": parallel,
         "cost": COST_PARALLEL if parallel else COST_PER_SYMBOL,
         "word": WORD,
         "groups": [{"name": group.name, "paths": list(group.paths)} for group in groups],
@@ -398,7 +399,7 @@ def report_lines(results: Mapping[str, Any]) -> list[str]:
         )
         for name, row in zip(names, cells):
             lines.append("  " + name.ljust(width) + "".join(f"  {cell:>{size}}" for cell, size in zip(row, widths)))
-        cost = "tokens" if results["cost"] == COST_PARALLEL else f"tokens per {unit.rstrip('s')}"
+        cost = "tokens" if results["parallel"] else f"tokens per {unit.removesuffix('s')}"
         if tokenizer["gini"] is not None:
             lines.append(
                 f"  parity Gini of {cost} across the {len(tokenizer['groups'])} groups: {tokenizer['gini']:.4f}"

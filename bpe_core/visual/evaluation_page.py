@@ -13,7 +13,10 @@ from bpe_core.visual import charts
 from bpe_core.visual.charts import escape
 from bpe_core.visual.page import PAGE_STYLE, STYLE
 
-EVALUATION_STYLE = ".side h3{font-size:15px;margin:8px 0}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+EVALUATION_STYLE = (
+    ".side h3{font-size:15px;margin:8px 0}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+    ".swatch{display:inline-block;width:10px;height:10px;margin-right:6px;border-radius:2px}"
+)
 
 
 def _number(value: Any, digits: int) -> str:
@@ -29,38 +32,40 @@ def _figure(svg: str, caption: str, metric: str) -> str:
 
 
 def _summary_table(results: Mapping[str, Any]) -> str:
-    titles = [
-        "tokenizer",
-        "vocab",
-        "symbols per token",
-        "tokens per word",
-        "tokens per beat",
-        f"Rényi efficiency (α = {results['alpha']:g})",
-        "unused ids",
-        f"rare ids (< {results['rare_below']} uses)",
-        "residue",
-        "parity Gini",
+    """A row per tokenizer, all groups together; a column only where some tokenizer has a value."""
+    columns: list[tuple[str, str, int]] = [
+        ("symbols per token", "symbols_per_token", 2),
+        ("tokens per word", "tokens_per_word", 3),
+        ("tokens per beat", "tokens_per_beat", 2),
+        (f"Rényi efficiency (α = {results['alpha']:g})", "renyi_efficiency", 4),
+        ("unused ids", "unused", 0),
+        (f"rare ids (< {results['rare_below']} uses)", "rare", 0),
+        ("residue", "residue", 0),
     ]
+    totals = [tokenizer["total"] for tokenizer in results["tokenizers"]]
+    shown = [column for column in columns if any(total.get(column[1]) is not None for total in totals)]
+    titles = ["tokenizer", "vocab", *(title for title, _, _ in shown), "parity Gini"]
     rows = ['<table class="summary"><tr>' + "".join(f"<th>{escape(title)}</th>" for title in titles) + "</tr>"]
-    for tokenizer in results["tokenizers"]:
+    for index, tokenizer in enumerate(results["tokenizers"]):
         total = tokenizer["total"]
         cells = [
             _number(tokenizer["vocab_size"], 0),
-            f"{_number(total['symbols_per_token'], 2)} {tokenizer['unit']}",
-            _number(total["tokens_per_word"], 3),
-            _number(total["tokens_per_beat"], 2),
-            _number(total["renyi_efficiency"], 4),
-            _number(total["unused"], 0),
-            _number(total["rare"], 0),
-            _number(total.get("residue"), 0),
+            *(_number(total.get(key), digits) for _, key, digits in shown),
             _number(tokenizer["gini"], 4),
         ]
+        if total["symbols_per_token"] is not None:
+            cells[1] += f" {tokenizer['unit']}"
         rows.append(
-            f'<tr data-tokenizer="{escape(tokenizer["name"])}"><td>{escape(tokenizer["name"])}</td>'
+            f'<tr data-tokenizer="{escape(tokenizer["name"])}"><td>{_swatch(index)}{escape(tokenizer["name"])}</td>'
             + "".join(f'<td class="n">{escape(cell)}</td>' for cell in cells)
             + "</tr>"
         )
     return "".join(rows) + "</table>"
+
+
+def _swatch(index: int) -> str:
+    """The colour of the tokenizer's bars in the charts."""
+    return f'<span class="swatch" style="background:{charts.COLORS[index % len(charts.COLORS)]}"></span>'
 
 
 def _group_charts(results: Mapping[str, Any]) -> str:
@@ -69,6 +74,7 @@ def _group_charts(results: Mapping[str, Any]) -> str:
     series = [tokenizer["name"] for tokenizer in tokenizers]
     names = [group["name"] for group in results["groups"]]
     unit = tokenizers[0]["unit"]
+    cost = "tokens" if results["parallel"] else f"tokens per {unit.removesuffix('s')}"
     metrics: list[tuple[str, str, str, int]] = [
         ("symbols_per_token", f"{unit} per token", f"Compression: {unit} per token (more is shorter sequences).", 2),
         (
@@ -84,7 +90,7 @@ def _group_charts(results: Mapping[str, Any]) -> str:
             "Rényi efficiency: H_α of the token distribution over log of the vocabulary size (Zouhar et al. 2023).",
             4,
         ),
-        ("cost", f"cost: {results['cost']}", f"The parity cost of each group: {results['cost']}; equal is fair.", 4),
+        ("cost", f"parity cost: {cost}", f"The parity cost of each group: {results['cost']}; equal is fair.", 4),
     ]
     parts = ['<div class="charts">']
     for key, title, caption, digits in metrics:
