@@ -17,8 +17,14 @@ from typing import TYPE_CHECKING, Any
 import bpe_core
 from bpe_core import pure_mode
 from bpe_core.arguments import EXIT_BAD_INPUT, build_parser
-from bpe_core.errors import BpeError, failure_cause
-from bpe_core.streams import guard_standard_streams, report, silence_standard_output
+from bpe_core.errors import BpeError, failure_cause, machine_failure, thread_start_failed
+from bpe_core.streams import (
+    end_on_thread_failure,
+    guard_standard_streams,
+    report,
+    silence_standard_output,
+    thread_failure,
+)
 
 if TYPE_CHECKING:
     from bpe_core.config import RunnerConfig
@@ -650,6 +656,7 @@ EXIT_BROKEN_PIPE = 141
 
 def main(argv: Sequence[str] | None = None) -> int:
     guard_standard_streams()
+    end_on_thread_failure()
     args: argparse.Namespace | None = None
     try:
         args = build_parser(_version()).parse_args(argv)
@@ -670,7 +677,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:  # the machine's (too many open files, no memory to start a worker), not the input's
         named = f"{error.filename}: " if error.filename else ""
         return _failed(f"error: {_doing(args)}: {named}{failure_cause(error)}", EXIT_BAD_INPUT)
+    except RuntimeError as error:
+        if not thread_start_failed(error):
+            raise
+        return _failed(f"error: {_doing(args)}: {machine_failure(error)}", EXIT_BAD_INPUT)
     except KeyboardInterrupt:
+        failure = thread_failure()
+        if failure is not None:  # not Ctrl-C: a thread of ours failed and interrupted this one
+            return _failed(f"error: {_doing(args)}: {machine_failure(failure)}", EXIT_BAD_INPUT)
         return _failed("error: interrupted", 130)
     except SystemExit:
         from bpe_core.files import end_if_terminated

@@ -62,3 +62,21 @@ def failure_cause(error: OSError) -> str:
     """What an OSError says to a person: what ran out, for a resource running out (disk full,
     too many open files), else the system's message."""
     return _RAN_OUT.get(error.errno or 0) or error.strerror or str(error)
+
+
+def thread_start_failed(error: BaseException) -> bool:
+    """Whether `error` is Python's way of saying a thread could not start (no memory for its stack,
+    or the limit on threads reached)."""
+    return isinstance(error, RuntimeError) and str(error) == "can't start new thread"
+
+
+def machine_failure(error: BaseException) -> str:
+    """What a failure of the machine says to a person: out of memory, a thread that could not
+    start, what ran out for an OSError; anything else by its type and message."""
+    if isinstance(error, MemoryError):
+        return "out of memory"
+    if thread_start_failed(error):
+        return "out of memory, or too many threads (a thread could not start)"
+    if isinstance(error, OSError):
+        return failure_cause(error)
+    return f"{type(error).__name__}: {error}"

@@ -1,5 +1,6 @@
 """The command line's standard streams when they are not what a program expects: closed when the
-process starts, or failing as it writes (a reader that left the pipe, a full disk).
+process starts, or failing as it writes (a reader that left the pipe, a full disk); and a thread
+of the process's own that fails (no memory to start another), which must end the command.
 
 A process may be started with standard input, output or error closed (`bpe ... >&-`). Python
 leaves such a stream None, and the first file the process opens then gets the stream's
@@ -7,14 +8,21 @@ descriptor, so whatever is meant for the stream would go into that file. `guard_
 holds the descriptors on /dev/null first, then gives each closed stream an object that says so.
 
 Writing the one error line must not fail in turn (`report`), and standard output that failed
-must not fail again as Python flushes it at exit (`silence_standard_output`). This module does
-not decide exit statuses or messages: `cli.main` does.
+must not fail again as Python flushes it at exit (`silence_standard_output`).
+
+A worker pool's own threads (the one that hands out tasks, a queue's feeder) can fail when the
+process may not grow (RLIMIT_AS): the main thread would then wait for results forever.
+`end_on_thread_failure` makes such a failure interrupt the main thread, which unwinds (removing
+temporary files) and reports it (`thread_failure`). This module does not decide exit statuses or
+messages: `cli.main` does.
 """
 
 import contextlib
 import io
 import os
+import signal
 import sys
+import threading
 from typing import Any
 
 from bpe_core.errors import BpeError
@@ -89,3 +97,31 @@ def report(line: str) -> None:
     with contextlib.suppress(OSError, ValueError):
         sys.stderr.write(line + "\n")
         sys.stderr.flush()
+
+
+_thread_failures: list[BaseException] = []
+
+
+def end_on_thread_failure() -> None:
+    """From now on, an exception that ends a thread other than the main one is kept (for
+    `thread_failure`) and interrupts the main thread as Ctrl-C does, so the command unwinds and
+    ends instead of waiting for a result that will never come. Where Ctrl-C is ignored (a
+    background job), the failure is reported here and the process ends at once: its temporary
+    files are then left for the next run to remove."""
+
+    def failed(hook: "threading.ExceptHookArgs") -> None:
+        if hook.exc_value is None or isinstance(hook.exc_value, SystemExit):
+            return
+        _thread_failures.append(hook.exc_value)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+        else:
+            report(f"error: {hook.exc_value!r} in a background thread")
+            os._exit(2)
+
+    threading.excepthook = failed
+
+
+def thread_failure() -> BaseException | None:
+    """The exception that ended another thread of this process (see `end_on_thread_failure`), if one did."""
+    return _thread_failures[0] if _thread_failures else None

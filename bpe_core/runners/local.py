@@ -56,7 +56,10 @@ def _end_with_parent() -> None:
             time.sleep(0.25)
         os._exit(1)
 
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+    try:
+        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+    except RuntimeError:  # no memory for its stack: the worker still works, as the pool may tell
+        pass
 
 
 def _call(item: Any) -> Any:
