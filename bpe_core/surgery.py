@@ -1,9 +1,11 @@
 """Vocabulary surgery: `trim` makes a smaller tokenizer from a trained one, with compact ids.
 
-Merged tokens are dropped three ways, in any combination: tokens named by id or by text, tokens
-that encoding some files makes fewer than a number of times, and the last-learned merges beyond a
-vocabulary size. Every merge built on a dropped token (as its left or right part, at any depth)
-goes too, so what is left is a merge list that encodes on its own; a vocabulary closed under a
+Merged tokens are dropped four ways, in any combination: residue tokens (`bpe_core.residue`: made
+on some files almost only as parts of longer tokens), tokens named by id or by text, tokens that
+encoding some files makes fewer than a number of times, and the last-learned merges beyond a
+vocabulary size. Residue goes first, and the tokens built on it stay, with merges found again
+without it. Every merge built on a token dropped the other ways (as its left or right part, at
+any depth) goes too, so what is left is a merge list that encodes on its own; a vocabulary closed under a
 mirror (DNA: `reverse_complement: symmetric`) loses each token with its mirror partner, so it stays
 closed (and mirrored overlap resolution keeps working). The result has training's id
 layout: base symbols, the kept merges in rank order, then the special tokens (in their order,
@@ -20,13 +22,12 @@ layout cannot hold them.
 """
 
 import os
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from bpe_core.corpus.streaming import corpus_reader, encode_pieces
 from bpe_core.errors import ArgumentError, BpeError, check_argument
+from bpe_core.residue import DEFAULT_THRESHOLD, check_threshold, residue_tokens, token_usage, without_residue
 from bpe_core.strands import token_mirror
 from bpe_core.tokenizer import Tokenizer
 from bpe_core.training import base_digest, lineage
@@ -54,6 +55,8 @@ def trim(
     min_count: int | None = None,
     on: Sequence[str] = (),
     pad_to_multiple_of: int | None = None,
+    residue: bool = False,
+    threshold: float | None = None,
     workers: int | None = None,
 ) -> Trimmed:
     """A tokenizer with fewer merged tokens and compact ids (see the module docstring).
@@ -65,8 +68,11 @@ def trim(
     only inside longer ones is not dropped from under them; a part is made at least as often as
     what is built on it). `vocab_size`: then drop the last-learned merges left until there are at
     most this many ids, padding included. `pad_to_multiple_of`: reserve ids after all others so
-    the size is a multiple of it (without it the result has no reserved ids). Base symbols, special
-    tokens and reserved ids are never dropped; naming one is an error.
+    the size is a multiple of it (without it the result has no reserved ids). `residue` with `on`:
+    first remove the residue tokens of encoding the files, those given on their own in fewer than
+    `threshold` (default `bpe_core.residue.DEFAULT_THRESHOLD`) of the times they are made, keeping
+    every longer token: its merge is found again without them (`bpe_core.residue` says how and
+    why). Base symbols, special tokens and reserved ids are never dropped; naming one is an error.
 
     >>> trimmed, dropped, id_map = bpe_core.trim(tok, vocab_size=800)
     """
@@ -78,8 +84,13 @@ def trim(
     _check_renumberable(tokenizer)
     if min_count is not None and not on:
         raise BpeError("min_count needs the files to count on (on=[...])")
-    if on and min_count is None:
-        raise BpeError("files to count on are for min_count; give min_count too")
+    if residue and not on:
+        raise BpeError("residue needs the files to count on (on=[...])")
+    if on and min_count is None and not residue:
+        raise BpeError("files to count on are for min_count or residue; give one of them too")
+    if threshold is not None and not residue:
+        raise BpeError("threshold is for residue; give residue=True too")
+    residue_threshold = check_threshold(DEFAULT_THRESHOLD if threshold is None else threshold)
     for key, value in (
         ("vocab_size", vocab_size),
         ("min_count", min_count),
@@ -101,11 +112,23 @@ def trim(
         for internal in named.merged_tokens(item):
             why.setdefault(internal, ASKED)
     sources: list[dict[str, Any]] = []
-    if min_count is not None:
-        made, sources = _made_counts(tokenizer, on, workers)
-        for token in range(alphabet_size, internal_count):
-            if made[token] < min_count:
-                why.setdefault(token, f"made {made[token]} time{'' if made[token] == 1 else 's'} on the files")
+    residue_stage: dict[str, Any] = {}
+    if on:
+        usage_on = token_usage(tokenizer, on, workers)
+        alone, within, sources = usage_on
+        if residue:
+            found = residue_tokens(tokenizer, usage_on, residue_threshold)
+            # the tokens built on residue get other merges, so the ones dropped below follow the new trees
+            merges, removed, kept_back = without_residue(tokenizer, found)
+            for token in removed:
+                made = alone[token] + within[token]
+                why[token] = f"residue: made {made} time{'' if made == 1 else 's'} on the files, {alone[token]} alone"
+            residue_stage = {"threshold": residue_threshold, "found": len(found), "kept_back": len(kept_back)}
+        if min_count is not None:
+            for token in range(alphabet_size, internal_count):
+                made = alone[token] + within[token]
+                if made < min_count:
+                    why.setdefault(token, f"made {made} time{'' if made == 1 else 's'} on the files")
     mirror = _closed_mirror(tokenizer)
     growing = True
     while growing:  # a partner comes just before or after its token: repeat until nothing more goes
@@ -169,6 +192,7 @@ def trim(
         "min_count": min_count,
         "on": sources,
         "pad_to_multiple_of": pad_to_multiple_of,
+        **({"residue": residue_stage} if residue else {}),
     }
     stage = {
         "base": {"name": tokenizer.name, "sha256": base_digest(tokenizer), "vocab_size": tokenizer.vocab_size},
@@ -284,35 +308,6 @@ def _check_renumberable(tokenizer: Tokenizer) -> None:
             f"cannot trim {tokenizer.name!r}, an imported vocabulary that training's id layout cannot hold: "
             + "; ".join(problems)
         )
-
-
-def _made_counts(
-    tokenizer: Tokenizer, paths: Sequence[str], workers: int | None
-) -> tuple[list[int], list[dict[str, Any]]]:
-    """How many times encoding the files makes each internal token (as an output token, or as a
-    part of a longer one: a token's merge tree is fixed, so its parts are made once per use), and
-    the files read (path, size, SHA-256)."""
-    reader = corpus_reader(tokenizer)
-    output: Counter[int] = Counter()
-    for ids, _ in encode_pieces(
-        tokenizer,
-        reader.documents(list(paths), strict=True),
-        workers,
-        allowed_special=frozenset(),
-        disallowed_special=frozenset(),
-    ):
-        output.update(ids)
-    alphabet_size = tokenizer.alphabet_size
-    merges = tokenizer.spec.internal_merges
-    made = [0] * (alphabet_size + len(merges))
-    for internal, token in enumerate(tokenizer.layout.ids):
-        made[internal] = output.get(token, 0)
-    for rank in range(len(merges) - 1, -1, -1):  # what is built on a token has a later rank
-        left, right = merges[rank]
-        made[left] += made[alphabet_size + rank]
-        made[right] += made[alphabet_size + rank]
-    sources = [{"path": source.path, "size": source.size, "sha256": source.sha256} for source in reader.sources()]
-    return made, sources
 
 
 def _usage_after(
