@@ -37,6 +37,17 @@ def whole_number(value: str) -> int:
     return int(value)
 
 
+def share(value: str) -> float:
+    """A share: a number from 0 to 1."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not 0 <= number <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1; got {value[:40]!r}")
+    return number
+
+
 def positive(value: str) -> int:
     """A length: a whole number, 1 or more."""
     if not (value.isascii() and value.isdigit()) or len(value) > 10 or int(value) < 1:
@@ -236,7 +247,19 @@ def build_parser(version: str) -> argparse.ArgumentParser:
         metavar="C",
         help="drop the merged tokens that encoding the --on files makes fewer than C times",
     )
-    trim.add_argument("--on", nargs="+", metavar="FILE", help="the files --min-count counts on")
+    trim.add_argument(
+        "--residue",
+        action="store_true",
+        help="remove the residue tokens of encoding the --on files (given alone in fewer than --threshold of the "
+        "times they are made), keeping every longer token",
+    )
+    trim.add_argument(
+        "--threshold",
+        type=share,
+        metavar="R",
+        help="with --residue: the share of makings given alone below which a token is residue (default 0.1)",
+    )
+    trim.add_argument("--on", nargs="+", metavar="FILE", help="the files --min-count and --residue count on")
     trim.add_argument("--map", metavar="MAP.tsv", help="write old_id<TAB>new_id for every id kept, in new-id order")
     trim.add_argument(
         "--pad-to-multiple-of",

@@ -413,10 +413,17 @@ def _cmd_trim(args: argparse.Namespace) -> int:
     check_output(args.map)
     if args.min_count is not None and not args.on:
         raise BpeError("--min-count needs --on FILES: the files whose encoding counts how often each token is made")
-    if args.on and args.min_count is None:
-        raise BpeError("--on FILES is what --min-count counts on: give --min-count C too")
-    if args.vocab_size is None and not args.drop and args.min_count is None:
-        raise BpeError("nothing to trim: give --vocab-size N, --drop ID|TOKEN ... or --min-count C --on FILES")
+    if args.residue and not args.on:
+        raise BpeError("--residue needs --on FILES: the files whose encoding tells residue tokens")
+    if args.on and args.min_count is None and not args.residue:
+        raise BpeError("--on FILES is what --min-count and --residue count on: give --min-count C or --residue too")
+    if args.threshold is not None and not args.residue:
+        raise BpeError("--threshold R is for --residue: give --residue too")
+    if args.vocab_size is None and not args.drop and args.min_count is None and not args.residue:
+        raise BpeError(
+            "nothing to trim: give --vocab-size N, --drop ID|TOKEN ..., --min-count C --on FILES or "
+            "--residue --on FILES"
+        )
     tokenizer = bpe_core.load(path)
     # an argument of digits is an id; a token whose text is digits is named by its id
     drop: list[int | str] = [int(item) if item.isascii() and item.isdigit() else item for item in args.drop]
@@ -427,6 +434,8 @@ def _cmd_trim(args: argparse.Namespace) -> int:
         min_count=args.min_count,
         on=args.on or (),
         pad_to_multiple_of=args.pad_to_multiple_of,
+        residue=args.residue,
+        threshold=args.threshold,
         workers=args.workers,
     )
     trimmed.save(args.output)
@@ -440,6 +449,13 @@ def _cmd_trim(args: argparse.Namespace) -> int:
         f"-> {args.output}",
         file=sys.stderr,
     )
+    if args.residue:
+        residue = trimmed.provenance["lineage"][-1]["trim"]["asked"]["residue"]
+        print(
+            f"residue (given alone in fewer than {residue['threshold']:g} of its makings): {residue['found']} found, "
+            f"{residue['kept_back']} of them kept (a longer token cannot be made without them)",
+            file=sys.stderr,
+        )
     beyond = [token for token, why in dropped.items() if why == BEYOND_VOCAB_SIZE]
     for token, why in dropped.items():
         if why != BEYOND_VOCAB_SIZE:
