@@ -341,6 +341,11 @@ def end_if_terminated() -> None:
     os._exit(128 + _terminated_by[0])
 
 
+def _unlisted(error: OSError) -> None:
+    """A folder of inputs that cannot be listed (no permission) is an error, not a folder without inputs."""
+    raise BpeError(f"cannot read directory {error.filename}: {failure_cause(error)}")
+
+
 def expand_paths(paths: list[str], suffixes: tuple[str, ...] = ()) -> list[str]:
     """Files named by paths, globs and directories, in a stable order; `-` stays as is."""
     import glob  # for naming inputs only
@@ -351,7 +356,7 @@ def expand_paths(paths: list[str], suffixes: tuple[str, ...] = ()) -> list[str]:
             files.append(path)
         elif os.path.isdir(path):
             found: list[str] = []
-            for root, _, names in os.walk(path):
+            for root, _, names in os.walk(path, onerror=_unlisted):
                 found.extend(os.path.join(root, name) for name in names if not suffixes or name.endswith(suffixes))
             if not found:
                 raise BpeError(f"directory {path} holds no input files")
