@@ -703,9 +703,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _failed(f"error: {_doing(args)}: {machine_failure(failure)}", EXIT_BAD_INPUT)
         return _failed("error: interrupted", 130)
     except SystemExit:
-        from bpe_core.files import end_if_terminated
-
-        end_if_terminated()  # by SIGTERM or SIGHUP: cleaned up, ends here without waiting for pools
+        files = sys.modules.get("bpe_core.files")  # only what wrote files takes over SIGTERM (`--version` did not)
+        if files is not None:
+            files.end_if_terminated()  # by SIGTERM or SIGHUP: cleaned up, ends here without waiting for pools
         raise
 
 
