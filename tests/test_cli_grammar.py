@@ -510,9 +510,9 @@ def test_inspect_on_unseen_songs_reports_tokens_per_beat_and_the_encoding_report
         last = max(max((tick for tick, _ in absolute_messages(track)), default=0) for track in midi.tracks)
         beats += max([last] + [note.end for note in reference.notes]) / midi.ticks_per_beat
         notes += len(reference.notes)
-    assert f"5 documents, {tokens:,} tokens" in shown
-    density = re.search(r"density:\s+([0-9.]+) tokens per beat \(", shown)  # (not the training data's)
-    assert density and float(density.group(1)) == pytest.approx(tokens / beats, abs=0.006)
+    assert f"on 5 inputs in all:  5 documents, {tokens:,} tokens" in shown  # after a line for each song
+    densities = re.findall(r"density:\s+([0-9.]+) tokens per beat \(", shown)  # (not the training data's)
+    assert len(densities) == 6 and float(densities[-1]) == pytest.approx(tokens / beats, abs=0.006)
     assert re.search(rf"encoding:\s+notes {notes:,}, ", shown)
 
 
