@@ -10,11 +10,11 @@ import itertools
 import threading
 import weakref
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import accumulate
 from typing import Any
 
-from bpe_core.errors import BpeError
+from bpe_core.errors import ArgumentError, BpeError, described
 from bpe_core.runners.local import WorkerPool, default_workers, fork_available
 from bpe_core.specials import Specials, SpecialTokenInText, allowed_specials
 
@@ -28,6 +28,19 @@ STRINGS_PER_CALL = 1 << 20  # characters of documents the pretokenizer joins at 
 # what a worker is sent: a document and the special tokens it may encode as theirs (none: it is
 # encoded as `encode_ordinary` encodes it)
 Item = tuple[Any, frozenset[str]]
+
+
+def check_documents(documents: Any, text: bool, argument: str) -> None:
+    """Documents are a list (an iterable other than one str); with `text` each a str (bytes go
+    through `Tokenizer.encode_bytes`). Other domains' pretokenizers say what they take."""
+    if isinstance(documents, (str, bytes)) or not isinstance(documents, Iterable):
+        raise ArgumentError(f"{argument}: expected a list of documents, got {described(documents)}")
+    if not text:
+        return
+    for document in documents:
+        if not isinstance(document, str):
+            hint = " (bytes go through encode_bytes)" if isinstance(document, (bytes, bytearray)) else ""
+            raise ArgumentError(f"{argument}: expected text (str), got {described(document)}{hint}")
 
 
 def allowed_sets(

@@ -33,7 +33,8 @@ class ArgumentError(BpeError, TypeError):
     reports) and a TypeError (what Python code expects), naming the argument and what it takes."""
 
 
-def _shown(value: Any) -> str:
+def described(value: Any) -> str:
+    """A value as an error about its type shows it: the type, and short values themselves."""
     return f"{type(value).__name__} {value!r}" if isinstance(value, (int, float, str, bytes)) else type(value).__name__
 
 
@@ -41,7 +42,7 @@ def path_argument(value: Any, name: str) -> str:
     """A path argument (str or os.PathLike) as a str."""
     if isinstance(value, str) or (isinstance(value, os.PathLike) and isinstance(os.fspath(value), str)):
         return os.fspath(value)
-    raise ArgumentError(f"{name}: expected a path (str or os.PathLike), got {_shown(value)}")
+    raise ArgumentError(f"{name}: expected a path (str or os.PathLike), got {described(value)}")
 
 
 def check_argument(value: Any, kinds: type | tuple[type, ...], name: str, what: str) -> None:
@@ -49,7 +50,7 @@ def check_argument(value: Any, kinds: type | tuple[type, ...], name: str, what: 
     saying that `name` takes `what`."""
     allowed = kinds if isinstance(kinds, tuple) else (kinds,)
     if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
-        raise ArgumentError(f"{name}: expected {what}, got {_shown(value)}")
+        raise ArgumentError(f"{name}: expected {what}, got {described(value)}")
 
 
 def located(where: str, message: str) -> str:
@@ -64,18 +65,28 @@ def failure_cause(error: OSError) -> str:
     return _RAN_OUT.get(error.errno or 0) or error.strerror or str(error)
 
 
-def thread_start_failed(error: BaseException) -> bool:
-    """Whether `error` is Python's way of saying a thread could not start (no memory for its stack,
-    or the limit on threads reached)."""
-    return isinstance(error, RuntimeError) and str(error) == "can't start new thread"
+def machine_ran_out(error: BaseException) -> bool:
+    """Whether `error` is Python's way of saying the machine ran out where no MemoryError or
+    OSError says so: a thread that could not start (no memory for its stack, or the limit on
+    threads reached), a compiled module that could not be loaded for want of memory."""
+    return (isinstance(error, RuntimeError) and str(error) == "can't start new thread") or _loading_without_memory(
+        error
+    )
+
+
+def _loading_without_memory(error: BaseException) -> bool:
+    # what the dynamic loader says when a compiled module finds no room to be mapped
+    return isinstance(error, ImportError) and (
+        "failed to map segment" in str(error) or "cannot allocate memory" in str(error)
+    )
 
 
 def machine_failure(error: BaseException) -> str:
     """What a failure of the machine says to a person: out of memory, a thread that could not
     start, what ran out for an OSError; anything else by its type and message."""
-    if isinstance(error, MemoryError):
+    if isinstance(error, MemoryError) or _loading_without_memory(error):
         return "out of memory"
-    if thread_start_failed(error):
+    if isinstance(error, RuntimeError) and machine_ran_out(error):
         return "out of memory, or too many threads (a thread could not start)"
     if isinstance(error, OSError):
         return failure_cause(error)

@@ -9,13 +9,16 @@ ids as it takes them, and unpacks the symbols. It does not know what a symbol me
 decoder does) and builds nothing at load time.
 """
 
+import codecs
 import operator
 import sys
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
 
+from bpe_core.contract import Decoder, StreamsText
 from bpe_core.engine import join_packed_pieces, join_pieces
-from bpe_core.errors import BpeError
+from bpe_core.errors import ArgumentError, BpeError, described
 from bpe_core.spec import IdLayout
 
 Pieces = list[bytes | None]
@@ -56,14 +59,40 @@ def build(
     return pieces
 
 
-def join(pieces: Pieces, ids: Sequence[int], unknown_id: Callable[[int], str]) -> bytes:
+def join(pieces: Pieces, ids: Sequence[int], unknown_id: Callable[[int], str], argument: str = "ids") -> bytes:
     """The pieces of the ids end to end; a BpeError with `unknown_id`'s message for the first id
-    that has none."""
+    that has none, an ArgumentError naming `argument` for an element that is no id."""
     try:
         return _join(pieces, ids)
+    except TypeError:  # an element that is no int: found, and named
+        return join(pieces, _int_list(ids, argument), unknown_id)
     except ValueError:  # the engine's, for an id without a piece
         token = next(token for token in ids if not 0 <= token < len(pieces) or pieces[token] is None)
         raise BpeError(unknown_id(token)) from None
+
+
+def token_ids(ids: Any, argument: str) -> Sequence[int]:
+    """`ids` as `join` takes them: a list or an `array` as it is (a wrong element is found only if
+    the join fails on it), any other iterable of integers (numpy's, say) as a list of int; an
+    ArgumentError naming `argument` and the first element that is not a token id."""
+    if isinstance(ids, (list, array)):
+        return ids
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+        raise ArgumentError(f"{argument}: expected a sequence of token ids (int), got {described(ids)}")
+    return _int_list(ids, argument)
+
+
+def _int_list(ids: Iterable[Any], argument: str) -> list[int]:
+    """The ids as a list of int, or an ArgumentError naming the first that is not one."""
+    listed: list[int] = []
+    for position, token in enumerate(ids):
+        try:
+            listed.append(operator.index(token))
+        except TypeError:
+            raise ArgumentError(
+                f"{argument}: expected a sequence of token ids (int), got {described(token)} at position {position}"
+            ) from None
+    return listed
 
 
 def _join(pieces: Pieces, ids: Sequence[int]) -> bytes:
@@ -85,3 +114,28 @@ def symbols(packed: bytes, alphabet_size: int) -> Sequence[int]:
     """Symbol ids from joined pieces: the bytes themselves for up to 256 symbols, else a list."""
     code = symbol_code(alphabet_size)
     return packed if code == "B" else array(code, packed).tolist()
+
+
+class TextStream:
+    """Incremental text decoding; see `Tokenizer.decode_stream`: a UTF-8 character split across
+    tokens is held back until its last byte comes."""
+
+    def __init__(self, tokenizer: "DecodesBytes") -> None:
+        self.tokenizer = tokenizer
+        if not isinstance(tokenizer.decoder, StreamsText):
+            raise BpeError(f"decoder {tokenizer.decoder.name!r} cannot decode incrementally")
+        self.bytes_decoder: codecs.IncrementalDecoder = tokenizer.decoder.stream()
+
+    def push(self, ids: Sequence[int]) -> str:
+        return str(self.bytes_decoder.decode(self.tokenizer.decode_bytes(ids)))
+
+    def flush(self) -> str:
+        return str(self.bytes_decoder.decode(b"", final=True))
+
+
+class DecodesBytes(Protocol):
+    """What a `TextStream` reads of a tokenizer."""
+
+    decoder: Decoder
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes: ...

@@ -96,6 +96,18 @@ class IdLayout:
         """Raise a BpeError naming the field when the ids do not fit together."""
         check_layout(self.ids, alphabet_size, self.special_ids, self.orphans, self.whole_chunks, padding)
 
+    def counts_up_from_zero(self) -> bool:
+        """Whether ids[i] == i throughout (an import's layout is told from it at its first id)."""
+        return self.ids[:1] == [0] and self.ids == list(range(len(self.ids)))
+
+    def is_trained(self, special_tokens: Sequence[str], position: str) -> bool:
+        """Whether this is the layout training gives these tokens (an import's is told from it at
+        its first id, without building that one)."""
+        shift = len(special_tokens) if position == "start" else 0
+        if self.ids[:1] != [shift]:
+            return False
+        return self == IdLayout.trained(len(self.ids), special_tokens, position)
+
 
 @dataclass(frozen=True)
 class TokenizerSpec:

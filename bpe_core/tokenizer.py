@@ -7,7 +7,6 @@ works in internal ids; this module maps between them. It does not train and read
 file formats read specs, `loading` turns them into tokenizers.
 """
 
-import codecs
 import gc
 import os
 import threading
@@ -19,11 +18,12 @@ from random import Random
 from typing import Any
 
 from bpe_core import contract, packing, pieces, raw_bytes
-from bpe_core.batching import BatchEncoder, allowed_sets
+from bpe_core.batching import BatchEncoder, allowed_sets, check_documents
 from bpe_core.chunking import normalize
 from bpe_core.engine import Alphabet, Decoder
-from bpe_core.errors import BpeError
+from bpe_core.errors import BpeError, path_argument
 from bpe_core.formats import native
+from bpe_core.pieces import TextStream
 from bpe_core.plugins import Registry, registry
 from bpe_core.spec import ComponentConfig, IdLayout, TokenizerSpec
 from bpe_core.specials import Specials, allowed_specials, special_pattern, special_runs
@@ -86,7 +86,7 @@ class Tokenizer:
             raise BpeError(f"{len(layout.ids)} ids for {internal_count} base symbols and merges")
         if not table_image:
             layout.check(self.alphabet_size, spec.padding)
-        if not _counts_up_from_zero(layout.ids):
+        if not layout.counts_up_from_zero():
             self._encoder.set_output_ids(layout.ids)
         self.layout = layout
 
@@ -94,7 +94,7 @@ class Tokenizer:
         self.spec = replace(
             spec,
             pretokenizer=ComponentConfig(self.pretokenizer.name, self.pretokenizer.options()),
-            layout=None if _is_trained(layout, spec) else layout,
+            layout=None if layout.is_trained(spec.special_tokens, spec.special_position) else layout,
         )
 
         # what the spec says, by name: plain attributes, to read and not to change
@@ -120,6 +120,7 @@ class Tokenizer:
             packing.prepare(self._encoder, self._packer)
 
         self._decodes_to_text = isinstance(self.decoder.decode([], self.alphabet), str)
+        self._text = self._decodes_to_text and self.pretokenizer.byte_level  # documents are str
         self._single_character_labels = all(len(label) == 1 for label in self.alphabet)
 
         # the reserved ids follow every id in use
@@ -197,6 +198,7 @@ class Tokenizer:
         [31373, 50256]
         """
         rng = _dropout_rng(dropout, seed)
+        check_documents([document], self._text, "encode(document)")
         if not self.spec.special_tokens or not isinstance(document, str):
             return self._encode_plain(document, dropout, rng)
         allowed = allowed_specials(document, self.spec.special_tokens, allowed_special, disallowed_special)
@@ -217,6 +219,7 @@ class Tokenizer:
         >>> tok.encode_ordinary("<|endoftext|>") == tok.encode("<|endoftext|>", disallowed_special=())
         True
         """
+        check_documents([document], self._text, "encode_ordinary(document)")
         return self._encode_plain(document, dropout, _dropout_rng(dropout, seed))
 
     def encode_batch(
@@ -235,6 +238,7 @@ class Tokenizer:
         >>> tok.encode_batch(["a b", "c"], workers=2) == [tok.encode("a b"), tok.encode("c")]
         True
         """
+        check_documents(documents, self._text, "encode_batch(documents)")
         allowed = allowed_sets(documents, self.spec.special_tokens, allowed_special, disallowed_special)
         return self._batches.encode(documents, allowed, workers)
 
@@ -245,6 +249,7 @@ class Tokenizer:
         >>> tok.encode_ordinary_batch(["a<|endoftext|>"]) == [tok.encode_ordinary("a<|endoftext|>")]
         True
         """
+        check_documents(documents, self._text, "encode_ordinary_batch(documents)")
         return self._batches.encode(documents, None, workers)
 
     def encode_file(
@@ -370,10 +375,11 @@ class Tokenizer:
         """
         if errors not in DECODE_ERRORS:
             raise BpeError(f"decode errors={errors!r}; allowed: {', '.join(DECODE_ERRORS)}")
+        ids = pieces.token_ids(ids, "decode(ids)")
         if self._decodes_to_text and self.pretokenizer.byte_level:
             # special tokens stand for their UTF-8: text that ends mid-character before one
             # decodes as it does at the end, so the whole sequence is one run of bytes
-            data = self.decode_bytes(ids)
+            data = pieces.join(self._pieces, ids, self._unknown_id, "decode(ids)")
             if errors == "roundtrip":
                 return self.decoder.decode(data, self.alphabet)
             return self._decode_utf8(ids, data, errors)
@@ -403,7 +409,9 @@ class Tokenizer:
         """
         if not self.pretokenizer.byte_level:
             raise BpeError(f"decode_bytes needs a byte-level tokenizer; {self.pretokenizer.name!r} is not one")
-        return pieces.join(self._pieces, ids, self._unknown_id)
+        return pieces.join(
+            self._pieces, pieces.token_ids(ids, "decode_bytes(ids)"), self._unknown_id, "decode_bytes(ids)"
+        )
 
     def decode_single_token_bytes(self, token_id: int) -> bytes:
         """tiktoken's name for `token_bytes`."""
@@ -503,7 +511,7 @@ class Tokenizer:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the tokenizer file (atomically: a temporary file, then a rename)."""
-        native.save(self, os.fspath(path))
+        native.save(self, path_argument(path, "save(path)"))
 
     def to_hf(self, path: str | os.PathLike[str], *, max_length: int | None = None) -> None:
         """Write a Hugging Face `tokenizer.json` that gives the same ids (see `formats.hf.to_hf`).
@@ -516,13 +524,13 @@ class Tokenizer:
             max_length = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) else None
         elif isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
             raise BpeError(f"max_length: expected a whole number of tokens, 1 or more, got {max_length!r}")
-        hf.to_hf(self, path, max_length)
+        hf.to_hf(self, path_argument(path, "to_hf(path)"), max_length)
 
     def to_tiktoken(self, path: str | os.PathLike[str]) -> None:
         """Write a `.tiktoken` file (tokens and ranks; give tiktoken the pattern and special tokens)."""
         from bpe_core.formats import tiktoken
 
-        tiktoken.to_tiktoken(self, path)
+        tiktoken.to_tiktoken(self, path_argument(path, "to_tiktoken(path)"))
 
     # internals ----------------------------------------------------------------------------------
 
@@ -662,20 +670,6 @@ class Tokenizer:
         return f"token id {token} is not in this tokenizer (vocab_size {self.vocab_size})"
 
 
-def _counts_up_from_zero(ids: list[int]) -> bool:
-    """Whether ids[i] == i throughout (an import's layout is told from it at its first id)."""
-    return ids[:1] == [0] and ids == list(range(len(ids)))
-
-
-def _is_trained(layout: IdLayout, spec: TokenizerSpec) -> bool:
-    """Whether the layout is the one training gives these tokens (an import's is told from it at
-    its first id, without building that one)."""
-    shift = len(spec.special_tokens) if spec.special_position == "start" else 0
-    if layout.ids[:1] != [shift]:
-        return False
-    return layout == IdLayout.trained(len(layout.ids), spec.special_tokens, spec.special_position)
-
-
 def _renew_engine_locks() -> None:
     """In a forked child: a thread that held a tokenizer's engine lock at the fork does not exist
     here to release it, so each tokenizer gets a new one."""
@@ -684,22 +678,6 @@ def _renew_engine_locks() -> None:
 
 
 os.register_at_fork(after_in_child=_renew_engine_locks)
-
-
-class TextStream:
-    """Incremental text decoding; see `Tokenizer.decode_stream`."""
-
-    def __init__(self, tokenizer: Tokenizer) -> None:
-        self.tokenizer = tokenizer
-        if not isinstance(tokenizer.decoder, contract.StreamsText):
-            raise BpeError(f"decoder {tokenizer.decoder.name!r} cannot decode incrementally")
-        self.bytes_decoder: codecs.IncrementalDecoder = tokenizer.decoder.stream()
-
-    def push(self, ids: Sequence[int]) -> str:
-        return str(self.bytes_decoder.decode(self.tokenizer.decode_bytes(ids)))
-
-    def flush(self) -> str:
-        return str(self.bytes_decoder.decode(b"", final=True))
 
 
 def _dropout_rng(dropout: float, seed: int | None) -> Random | None:

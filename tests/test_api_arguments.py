@@ -69,6 +69,34 @@ def calls(tok: Any) -> dict[str, tuple[Callable[[], Any], str]]:
             "trim(on): expected a list of paths, got one str",
         ),
         "TokenShards": (lambda: TokenShards(None, 8), "TokenShards(directory): expected a path"),
+        "encode bytes": (
+            lambda: tok.encode(b"abc"),
+            "encode(document): expected text (str), got bytes b'abc' (bytes go through encode_bytes)",
+        ),
+        "encode None": (lambda: tok.encode(None), "encode(document): expected text (str), got NoneType"),
+        "encode_ordinary int": (lambda: tok.encode_ordinary(3), "encode_ordinary(document): expected text (str)"),
+        "encode_batch str": (
+            lambda: tok.encode_batch("abc"),
+            "encode_batch(documents): expected a list of documents, got str 'abc'",
+        ),
+        "encode_batch ints": (
+            lambda: tok.encode_batch(["a", 1]),
+            "encode_batch(documents): expected text (str), got int 1",
+        ),
+        "decode strs": (
+            lambda: tok.decode(["a"]),
+            "decode(ids): expected a sequence of token ids (int), got str 'a' at position 0",
+        ),
+        "decode str": (lambda: tok.decode("abc"), "decode(ids): expected a sequence of token ids (int), got str 'abc'"),
+        "decode float": (
+            lambda: tok.decode((1, 1.5)),
+            "decode(ids): expected a sequence of token ids (int), got float",
+        ),
+        "decode int": (lambda: tok.decode(5), "decode(ids): expected a sequence of token ids (int), got int 5"),
+        "decode_bytes strs": (lambda: tok.decode_bytes([1, "2"]), "decode_bytes(ids): expected a sequence of token ids"),
+        "save": (lambda: tok.save(3), "save(path): expected a path"),
+        "to_hf": (lambda: tok.to_hf(None), "to_hf(path): expected a path"),
+        "to_tiktoken": (lambda: tok.to_tiktoken(b"x"), "to_tiktoken(path): expected a path"),
     }
 
 
@@ -79,3 +107,12 @@ def test_a_wrong_argument_is_one_error_naming_it(tok: bpe_core.Tokenizer, case: 
         call()
     assert str(raised.value).startswith(message), str(raised.value)
     assert isinstance(raised.value, bpe_core.BpeError) and isinstance(raised.value, TypeError)
+
+
+def test_ids_of_other_integer_types_decode_as_a_list_does(tok: bpe_core.Tokenizer) -> None:
+    import numpy
+
+    ids = tok.encode(training_text()[:2000])
+    for given in (tuple(ids), numpy.array(ids, dtype=numpy.int64), numpy.array(ids, dtype=numpy.uint16), iter(ids)):
+        assert tok.decode(given) == tok.decode(ids), type(given).__name__
+        assert tok.decode_bytes(numpy.array(ids)) == tok.decode_bytes(ids)
