@@ -295,6 +295,14 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--rare-below", type=positive, default=10, metavar="R", help="a token made fewer than R times is rare"
     )
+    evaluate.add_argument(
+        "--residue-threshold",
+        type=float,
+        default=0.1,
+        metavar="R",
+        help="a merged token given alone in fewer than R of the times it is made is residue (LiteToken's measure, "
+        "as `bpe trim --residue`; counted in total, from a second encoding of the files)",
+    )
     evaluate.add_argument("--json", metavar="OUT.json", help="write every number as JSON")
     evaluate.add_argument("--html", metavar="OUT.html", help="write a self-contained page of tables and charts")
     evaluate.add_argument("--workers", type=workers, default=None, help="processes (default: all cores)")

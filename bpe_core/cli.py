@@ -490,6 +490,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         tokenizers,
         groups,
         rare_below=args.rare_below,
+        residue_threshold=args.residue_threshold,
         parallel=args.parallel,
         workers=args.workers,
         progress=False if args.quiet else None,

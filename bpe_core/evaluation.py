@@ -20,6 +20,7 @@ from bpe_core.contract import MeasuresDocuments, reader_suffixes, symbol_unit
 from bpe_core.corpus.streaming import corpus_reader, encode_pieces
 from bpe_core.errors import BpeError
 from bpe_core.files import expand_paths
+from bpe_core.residue import DEFAULT_THRESHOLD, check_threshold, find_residue
 from bpe_core.tokenizer import Tokenizer
 
 ALPHA = 2.5  # Zouhar et al. (2023): the order whose efficiency best predicted BLEU
@@ -297,14 +298,18 @@ def evaluate(
     groups: Sequence[Group],
     *,
     rare_below: int = RARE_BELOW,
+    residue_threshold: float = DEFAULT_THRESHOLD,
     parallel: bool = False,
     workers: int | None = None,
     progress: bool | None = None,
 ) -> dict[str, Any]:
     """Every number of `bpe eval`: per tokenizer (its path and the tokenizer), per group and in
-    total, and the parity Gini of the groups' costs. Tokenizers must read one kind of document."""
+    total, and the parity Gini of the groups' costs; the residue tokens (`bpe_core.residue`'s
+    measure, at `residue_threshold`) in total only, from a second encoding of all the files.
+    Tokenizers must read one kind of document."""
     if rare_below < 1:
         raise BpeError(f"--rare-below must be 1 or more, got {rare_below}")
+    residue_threshold = check_threshold(residue_threshold)
     readers = {path: corpus_reader(tokenizer).name for path, tokenizer in tokenizers}
     if len(set(readers.values())) > 1:
         said = ", ".join(f"{path} reads {name!r}" for path, name in readers.items())
@@ -312,6 +317,7 @@ def evaluate(
     results: dict[str, Any] = {
         "alpha": ALPHA,
         "rare_below": rare_below,
+        "residue_threshold": residue_threshold,
         "parallel": parallel,
         "cost": COST_PARALLEL if parallel else COST_PER_SYMBOL,
         "word": WORD,
@@ -335,6 +341,8 @@ def evaluate(
             for group, tally in zip(groups, tallies)
         ]
         costs = [row["cost"] for row in rows]
+        everything = [path for group in groups for path in group.paths]
+        residue = find_residue(tokenizer, everything, threshold=residue_threshold, workers=workers)
         results["tokenizers"].append(
             {
                 "path": path,
@@ -343,7 +351,11 @@ def evaluate(
                 "vocabulary": len(vocabulary),
                 "unit": symbol_unit(tokenizer.pretokenizer),
                 "groups": rows,
-                "total": {"name": "total", **scores(tokenizer, total, vocabulary, rare_below, parallel)},
+                "total": {
+                    "name": "total",
+                    **scores(tokenizer, total, vocabulary, rare_below, parallel),
+                    "residue": len(residue),
+                },
                 "gini": gini(costs) if None not in costs else None,
             }
         )
@@ -385,10 +397,10 @@ def report_lines(results: Mapping[str, Any]) -> list[str]:
             (f"rare(<{results['rare_below']})", "rare", 0),
         ]
         if "residue" in tokenizer["total"]:
-            columns.append(("residue", "residue", 0))
+            columns.append((f"residue({results['residue_threshold']:g})", "residue", 0))
         names = [str(row["name"]) for row in rows]
         width = max(len("group"), *(len(name) for name in names))
-        cells = [[_shown(row[key], digits) for _, key, digits in columns] for row in rows]
+        cells = [[_shown(row.get(key), digits) for _, key, digits in columns] for row in rows]
         widths = [max(len(title), *(len(row[index]) for row in cells)) for index, (title, _, _) in enumerate(columns)]
         lines.append(
             f"{tokenizer['name']} ({tokenizer['path']}): vocab {tokenizer['vocab_size']:,}, "

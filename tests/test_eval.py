@@ -2,7 +2,7 @@
 
 - Each measure is checked against a value computed by hand on a tiny distribution: Rényi entropy
   and efficiency, the Gini coefficient, unused and rare ids, words counted from token ids, and
-  the whole report of a tokenizer whose merges are worked out by hand.
+  the whole report of a tokenizer whose merges are worked out by hand, residue tokens included.
 - End to end on real data, comparing two tokenizers: text in three languages as groups (the
   Python docs, the Debian Reference in German and Japanese) with a small trained tokenizer and
   cl100k_base from its `.tiktoken` file, whose token counts come from tiktoken itself; genomes of
@@ -152,6 +152,11 @@ def test_report_of_a_tokenizer_with_merges_worked_out_by_hand(ab_tokenizer: bpe_
     rare = evaluate([("ab.json", ab_tokenizer)], groups[:1], rare_below=2, workers=1, progress=False)
     assert rare["tokenizers"][0]["total"]["rare"] == 2  # 256 and 10 once; 257 three times
     assert rare["tokenizers"][0]["gini"] is None  # one group
+    # residue: "ab" (256) is given alone once and made inside " ab" three times, 1 of 4 makings;
+    # " ab" (257) is given alone all 3 times
+    assert total["residue"] == 0  # 1 < 0.1 * 4 is false
+    residue = evaluate([("ab.json", ab_tokenizer)], groups[:1], residue_threshold=0.3, workers=1, progress=False)
+    assert residue["tokenizers"][0]["total"]["residue"] == 1  # 1 < 0.3 * 4
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,7 +231,8 @@ def test_text_groups_compare_a_trained_tokenizer_with_cl100k_base(
     assert ours["gini"] > theirs["gini"]  # trained on English alone, the small one favours it more
     for name in ("docs-1k", "cl100k_base"):
         assert name in printed
-    assert "parity Gini of tokens per byte across the 3 groups" in printed
+    assert "parity Gini of tokens per byte across the 3 groups" in printed and "residue(0.1)" in printed
+    assert 0 < theirs["total"]["residue"] < theirs["vocabulary"] // 10  # a few of cl100k's merges on 180 KB
     opened_page(browser, workdir / "out.html", charts=4 + 2)  # 4 measures apply to text; a use chart each
 
 
