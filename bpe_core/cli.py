@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import bpe_core
 from bpe_core import pure_mode
 from bpe_core.arguments import EXIT_BAD_INPUT, build_parser
-from bpe_core.errors import BpeError, failure_cause, machine_failure, thread_start_failed
+from bpe_core.errors import BpeError, failure_cause, machine_failure, machine_ran_out
 from bpe_core.streams import (
     end_on_thread_failure,
     guard_standard_streams,
@@ -694,8 +694,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:  # the machine's (too many open files, no memory to start a worker), not the input's
         named = f"{error.filename}: " if error.filename else ""
         return _failed(f"error: {_doing(args)}: {named}{failure_cause(error)}", EXIT_BAD_INPUT)
-    except RuntimeError as error:
-        if not thread_start_failed(error):
+    except (RuntimeError, ImportError) as error:  # a thread or a compiled module that found no memory
+        if not machine_ran_out(error):
             raise
         return _failed(f"error: {_doing(args)}: {machine_failure(error)}", EXIT_BAD_INPUT)
     except KeyboardInterrupt:

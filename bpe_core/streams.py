@@ -61,6 +61,8 @@ def guard_standard_streams() -> None:
     standard input or writing standard output is then an error saying the stream is closed, and
     what is written to standard error goes nowhere (there is nowhere to say it: the exit status
     tells)."""
+    if isinstance(getattr(sys.stdout, "buffer", None), io.RawIOBase):
+        _buffer_standard_output()
     if sys.stdin is not None and sys.stdout is not None and sys.stderr is not None:
         return
     for descriptor in (0, 1, 2):
@@ -79,6 +81,21 @@ def guard_standard_streams() -> None:
         sys.stdout = io.TextIOWrapper(closed, encoding="utf-8", write_through=True)
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")
+
+
+def _buffer_standard_output() -> None:
+    """Put a buffered layer under standard output where PYTHONUNBUFFERED (`python -u`) left the
+    text layer on the raw file: the text layer drops the rest of a partial write unseen (a pipe
+    whose reader left takes part of a write), so the command would end as if all was written.
+    Text still goes through at once (write_through)."""
+    text = sys.stdout
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(text.buffer),
+        encoding=text.encoding,
+        errors=text.errors,
+        line_buffering=bool(text.line_buffering),
+        write_through=True,
+    )
 
 
 def silence_standard_output() -> None:

@@ -65,6 +65,15 @@ def run_bpe(*args: object, cwd: Path, stdin: bytes | None = None, timeout: float
     return _run(args, cwd, stdin, timeout, bpe_env(**env))
 
 
+def run_bpe_prepared(
+    *args: object, cwd: Path, prepare: Callable[[], None], stdin: bytes | None = None, timeout: float = 60, **env: str
+) -> BpeRun:
+    """Run `bpe` with `prepare` called in the child before it starts (a resource limit set, a
+    standard stream closed); one malloc arena, as in `run_bpe_bounded`, so a memory limit means
+    the same whichever threads allocate. A run that exceeds `timeout` raises TimeoutExpired."""
+    return _run(args, cwd, stdin, timeout, bpe_env(MALLOC_ARENA_MAX="1", **env), before_exec=prepare)
+
+
 def assert_ok(result: BpeRun, binary: bool = False) -> str:
     """The command succeeded with no traceback; returns its stdout as text (empty for binary output,
     which `result.output` holds)."""
