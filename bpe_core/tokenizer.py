@@ -31,7 +31,8 @@ from bpe_core.strands import make_encoder
 
 DECODE_ERRORS = ("roundtrip", "replace", "strict", "ignore")  # what decode does with ids that make invalid UTF-8
 CHUNK_CACHE_SIZE = 1 << 18  # chunks whose ids a tokenizer remembers (not packed: MIDI, k-mers)
-_living: "weakref.WeakSet[Tokenizer]" = weakref.WeakSet()  # whose engine locks a forked child renews
+_living: "weakref.WeakSet[Tokenizer]" = weakref.WeakSet()  # whose engines a fork waits for (see _hold_engines)
+_held: list["Tokenizer"] = []  # the tokenizers whose engine locks the forking thread holds
 
 
 class NotAToken(BpeError, KeyError):
@@ -670,14 +671,23 @@ class Tokenizer:
         return f"token id {token} is not in this tokenizer (vocab_size {self.vocab_size})"
 
 
-def _renew_engine_locks() -> None:
-    """In a forked child: a thread that held a tokenizer's engine lock at the fork does not exist
-    here to release it, so each tokenizer gets a new one."""
-    for tokenizer in list(_living):
-        tokenizer._engine_lock = threading.Lock()
+def _hold_engines() -> None:
+    """Before a fork: wait until no thread is inside a tokenizer's encoder, and hold them all, so
+    the child gets no encoder half-way through a call (its caches half-updated) nor a lock that a
+    thread it does not have holds. Engine calls take one document each: the wait is short."""
+    _held.extend(_living)
+    for tokenizer in _held:
+        tokenizer._engine_lock.acquire()
 
 
-os.register_at_fork(after_in_child=_renew_engine_locks)
+def _release_engines() -> None:
+    """After a fork, in the parent and in the child: the locks `_hold_engines` took, released."""
+    for tokenizer in _held:
+        tokenizer._engine_lock.release()
+    _held.clear()
+
+
+os.register_at_fork(before=_hold_engines, after_in_parent=_release_engines, after_in_child=_release_engines)
 
 
 def _dropout_rng(dropout: float, seed: int | None) -> Random | None:
