@@ -295,7 +295,7 @@ def test_midi_songs_in_two_groups_report_tokens_per_beat(workdir: Path) -> None:
     assert "tokens/beat" in printed and "events/token" in printed
 
 
-def test_bad_inputs_are_one_error_line(ab_tokenizer: bpe_core.Tokenizer, workdir: Path, tmp_path: Path) -> None:
+def test_bad_inputs_are_one_error_line(ab_tokenizer: bpe_core.Tokenizer, tmp_path: Path) -> None:
     tokenizer = tmp_path / "ab.json"
     ab_tokenizer.save(tokenizer)
     text = tmp_path / "x.txt"
@@ -306,9 +306,13 @@ def test_bad_inputs_are_one_error_line(ab_tokenizer: bpe_core.Tokenizer, workdir
     (tmp_path / "bad.yaml").write_text("en: [1, 2]\n", encoding="utf-8")
     assert_clean_error(run_bpe("eval", tokenizer, "--groups", "bad.yaml", cwd=tmp_path), "bad.yaml", "'en'")
     assert_clean_error(run_bpe("eval", tokenizer, "--on", "missing.txt", cwd=tmp_path), "missing.txt")
-    midi = workdir / "midi-600.json"
-    if midi.exists():
-        assert_clean_error(run_bpe("eval", tokenizer, midi, "--on", text, cwd=tmp_path), "'midi'", "'text'")
+    dna = tmp_path / "dna.json"
+    config = {"name": "dna", "input": {"reader": "fasta"}, "pretokenizer": {"name": "dna-nucleotides"}}
+    bpe_core.train({**config, "trainer": {"vocab_size": 20}}, [require(LAMBDA_PATH)], progress=False, workers=1).save(
+        dna
+    )
+    assert_clean_error(run_bpe("eval", tokenizer, dna, "--on", text, cwd=tmp_path), "'fasta'", "'text'")
+    assert_clean_error(run_bpe("eval", tokenizer, "--on", text, "--residue-threshold", "2", cwd=tmp_path), "threshold")
     both = run_bpe("eval", tokenizer, "--on", text, "--json", "-", "--html", "-", cwd=tmp_path)
     assert_clean_error(both, "standard output")
     assert not list(tmp_path.glob("*.json.*")) and not list(tmp_path.glob(".tmp-*"))
