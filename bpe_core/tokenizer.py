@@ -271,9 +271,7 @@ class Tokenizer:
         """
         from bpe_core.corpus.streaming import corpus_reader, encode_pieces  # what only files need
 
-        if not isinstance(path, (str, os.PathLike)):
-            raise BpeError(f"encode_file: path: a {type(path).__name__}, not a file path (encode takes documents)")
-        documents = corpus_reader(self).documents([os.fspath(path)], strict=True)
+        documents = corpus_reader(self).documents([path_argument(path, "encode_file(path)")], strict=True)
         encoded: list[list[int]] = []
         ids: list[int] = []
         for piece, ends in encode_pieces(self, documents, workers, allowed_special, disallowed_special):
