@@ -69,6 +69,21 @@ def augment_options(value: str) -> dict[str, float]:
     return options
 
 
+def trim_options_problem(args: argparse.Namespace) -> str:
+    """What is wrong with `bpe trim`'s options taken together, or "" (each alone argparse checks)."""
+    if args.min_count is not None and not args.on:
+        return "--min-count needs --on FILES: the files whose encoding counts how often each token is made"
+    if args.residue and not args.on:
+        return "--residue needs --on FILES: the files whose encoding tells residue tokens"
+    if args.on and args.min_count is None and not args.residue:
+        return "--on FILES is what --min-count and --residue count on: give --min-count C or --residue too"
+    if args.threshold is not None and not args.residue:
+        return "--threshold R is for --residue: give --residue too"
+    if args.vocab_size is None and not args.drop and args.min_count is None and not args.residue:
+        return "nothing to trim: give --vocab-size N, --drop ID|TOKEN ..., --min-count C or --residue"
+    return ""
+
+
 def runner_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--runner", choices=("local", "dask"), help="where to run (default: the config's runner, else local)"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import bpe_core
 from bpe_core import pure_mode
-from bpe_core.arguments import EXIT_BAD_INPUT, build_parser
+from bpe_core.arguments import EXIT_BAD_INPUT, build_parser, trim_options_problem
 from bpe_core.errors import BpeError, failure_cause, machine_failure, machine_ran_out
 from bpe_core.streams import (
     end_on_thread_failure,
@@ -411,19 +411,9 @@ def _cmd_trim(args: argparse.Namespace) -> int:
 
     path = _tokenizer_argument(args)
     check_output(args.map)
-    if args.min_count is not None and not args.on:
-        raise BpeError("--min-count needs --on FILES: the files whose encoding counts how often each token is made")
-    if args.residue and not args.on:
-        raise BpeError("--residue needs --on FILES: the files whose encoding tells residue tokens")
-    if args.on and args.min_count is None and not args.residue:
-        raise BpeError("--on FILES is what --min-count and --residue count on: give --min-count C or --residue too")
-    if args.threshold is not None and not args.residue:
-        raise BpeError("--threshold R is for --residue: give --residue too")
-    if args.vocab_size is None and not args.drop and args.min_count is None and not args.residue:
-        raise BpeError(
-            "nothing to trim: give --vocab-size N, --drop ID|TOKEN ..., --min-count C --on FILES or "
-            "--residue --on FILES"
-        )
+    problem = trim_options_problem(args)
+    if problem:
+        raise BpeError(problem)
     tokenizer = bpe_core.load(path)
     # an argument of digits is an id; a token whose text is digits is named by its id
     drop: list[int | str] = [int(item) if item.isascii() and item.isdigit() else item for item in args.drop]
@@ -444,18 +434,13 @@ def _cmd_trim(args: argparse.Namespace) -> int:
             out.writelines(f"{old}\t{new}\n" for old, new in id_map.items())
     if args.quiet:
         return 0
+    residue = trimmed.provenance["lineage"][-1]["trim"]["asked"].get("residue")
+    found = f"; {residue['found']} residue found, {residue['kept_back']} kept for longer tokens" if residue else ""
     print(
         f"trimmed {path}: dropped {len(dropped)} merged tokens, vocab {tokenizer.vocab_size} -> {trimmed.vocab_size} "
-        f"-> {args.output}",
+        f"-> {args.output}{found}",
         file=sys.stderr,
     )
-    if args.residue:
-        residue = trimmed.provenance["lineage"][-1]["trim"]["asked"]["residue"]
-        print(
-            f"residue (given alone in fewer than {residue['threshold']:g} of its makings): {residue['found']} found, "
-            f"{residue['kept_back']} of them kept (a longer token cannot be made without them)",
-            file=sys.stderr,
-        )
     beyond = [token for token, why in dropped.items() if why == BEYOND_VOCAB_SIZE]
     for token, why in dropped.items():
         if why != BEYOND_VOCAB_SIZE:

@@ -173,7 +173,7 @@ def test_trim_residue_command_writes_the_map_of_kept_ids(tmp_path: Path) -> None
         cwd=tmp_path,
     )  # fmt: skip
     assert_ok(result)
-    assert "1 found, 0 of them kept" in result.stderr and "residue: made 3 times" in result.stderr
+    assert "1 residue found, 0 kept for longer tokens" in result.stderr and "residue: made 3 times" in result.stderr
     lines = (tmp_path / "map.tsv").read_text(encoding="ascii").splitlines()
     assert lines[-2:] == ["257\t256", "258\t257"] and len(lines) == 258
     assert bpe_core.load(tmp_path / "out.json").merges == [(98, 99), (97, 256)]
