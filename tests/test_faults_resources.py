@@ -61,9 +61,12 @@ def into(arguments: tuple[object, ...], directory: str) -> list[object]:
 
 @pytest.fixture(scope="module")
 def inputs(workdir: Path) -> Path:
-    """Training text, a corpus to encode, a small text tokenizer and the corpus's ids."""
+    """Training text, a corpus to encode, a tiny and a large text, a small text tokenizer and the
+    corpus's ids."""
     (workdir / "docs.txt").write_text(training_text(), encoding="utf-8", newline="")
     (workdir / "corpus.txt").write_text(docs_text()[200_000:600_000], encoding="utf-8", newline="")
+    (workdir / "tiny.txt").write_text(docs_text()[:2_000], encoding="utf-8", newline="")
+    (workdir / "large.txt").write_text(docs_text()[:3_000_000], encoding="utf-8", newline="")
     assert_ok(
         run_bpe(
             "train", GPT2_CONFIG, "docs.txt", "-o", "tok.json", "--set", "trainer.vocab_size=400", "-q", cwd=workdir
@@ -88,7 +91,7 @@ def put_previous_output(directory: Path, output: str, inputs: Path) -> None:
                 "encode",
                 "-t",
                 "tok.json",
-                "docs.txt",
+                "tiny.txt",
                 "--format",
                 "bin",
                 "-o",
@@ -233,12 +236,12 @@ def sweep(
 
 
 ENCODE_IN_WORKERS = ("encode", "-t", "tok.json", "corpus.txt", "-o", "OUT/corpus.ids", "-q", "--workers", "2")
-COUNT_IN_WORKERS = ("count", GPT2_CONFIG, "docs.txt", "corpus.txt", "-o", "OUT/docs.counts", "-q", "--workers", "3")
+COUNT_IN_WORKERS = ("count", GPT2_CONFIG, "large.txt", "-o", "OUT/large.counts", "-q", "--workers", "3")
 
 
 @pytest.mark.parametrize(
     ("arguments", "output"),
-    [(ENCODE_IN_WORKERS, "corpus.ids"), (COUNT_IN_WORKERS, "docs.counts")],
+    [(ENCODE_IN_WORKERS, "corpus.ids"), (COUNT_IN_WORKERS, "large.counts")],
     ids=["encode", "count"],
 )
 def test_few_file_descriptors_give_the_output_or_one_error_saying_too_many_open_files(
@@ -261,7 +264,7 @@ def test_few_file_descriptors_give_the_output_or_one_error_saying_too_many_open_
 
 @pytest.mark.parametrize(
     ("arguments", "output"),
-    [(ENCODE_IN_WORKERS, "corpus.ids"), (COUNT_IN_WORKERS, "docs.counts")],
+    [(ENCODE_IN_WORKERS, "corpus.ids"), (COUNT_IN_WORKERS, "large.counts")],
     ids=["encode", "count"],
 )
 def test_little_memory_gives_the_output_or_one_error_saying_memory_ran_out(
@@ -284,7 +287,6 @@ def test_little_memory_gives_the_output_or_one_error_saying_memory_ran_out(
 @pytest.fixture(scope="module")
 def kept_tokenizer(inputs: Path) -> Path:
     """A tokenizer file large enough for its spec to be kept in the cache folder."""
-    (inputs / "large.txt").write_text(docs_text()[:3_000_000], encoding="utf-8", newline="")
     path = inputs / "large" / "kept.json"
     path.parent.mkdir()
     assert_ok(
