@@ -63,7 +63,7 @@ class Pruned(NamedTuple):
     """What `without_residue` returns, in internal ids: every merge (a removed token's own merge
     stays at its rank, for its parts; every kept token's merge is found again without the removed
     ones); the residue tokens removed, in rank order; and each residue token kept back -> a longer
-    token that cannot be made without it."""
+    token that cannot be made without it (or its mirror partner, which is no residue)."""
 
     merges: list[tuple[int, int]]
     removed: list[int]
@@ -167,6 +167,7 @@ def without_residue(tokenizer: Tokenizer, residue: Iterable[int]) -> Pruned:
         unit = [token]
         if mirror is not None and mirror[token] != token:
             if mirror[token] not in candidates:
+                kept_back[token] = mirror[token]  # stays with its partner, which is no residue
                 continue
             unit.append(mirror[token])
         affected = sorted({inner for part in unit for inner in containing[part]} - removed - set(unit))

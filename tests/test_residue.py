@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from helpers.cli_runner import assert_fails_cleanly, assert_ok, run_bpe
 from helpers.interop import assert_same_ids, published_vocabulary_path, read_ranks, tiktoken_encoding
+from helpers.paths import CONFIGS_DIR, LAMBDA_PATH, require
 from helpers.patterns import PUBLISHED_PATTERNS
 from tokenizers import Tokenizer as HfTokenizer
 
@@ -121,6 +122,23 @@ def test_a_residue_token_stays_when_a_longer_token_cannot_be_made_without_it(tmp
     trimmed, dropped, id_map = bpe_core.trim(tokenizer, residue=True, threshold=0.5, on=[str(on)])
     assert dropped == {} and trimmed.merges == tokenizer.merges  # without ab, abc ends in a + b + c
     assert trimmed.provenance["lineage"][-1]["trim"]["asked"]["residue"]["kept_back"] == 1
+
+
+def test_a_dna_vocabulary_closed_under_reverse_complement_stays_closed() -> None:
+    genome = str(require(LAMBDA_PATH))
+    tokenizer = bpe_core.train(
+        CONFIGS_DIR / "dnabert2-style.yaml",
+        [genome],
+        {"trainer.vocab_size": 600, "pretokenizer.reverse_complement": "symmetric"},
+        progress=False,
+    )
+    trimmed, dropped, _ = bpe_core.trim(tokenizer, residue=True, threshold=0.3, on=[genome], workers=1)
+    assert dropped and all(why.startswith("residue: ") for why in dropped.values())
+    complement = str.maketrans("ACGT", "TGCA")
+    texts = {"".join(trimmed.token_symbols(token)) for token in trimmed.regular_ids()}
+    assert all(text[::-1].translate(complement) in texts for text in texts)
+    sample = "ACGTTGCAAGGCTTAACCGGTATATCGCGAGGGCCCTTTAAA" * 5
+    assert trimmed.decode(trimmed.encode(sample)) == sample
 
 
 @pytest.fixture(scope="module")
