@@ -120,7 +120,9 @@ def ordered_map(
         finished = True
     finally:
         _worker_function = None
-        pool.shutdown(wait=finished, cancel_futures=True)  # after an error, do not wait for items in flight
+        # after an error too, wait for the items in flight (they are small): a pool left to end
+        # on its own races the interpreter's exit, which then reports "Exception ignored" (3.11)
+        pool.shutdown(wait=True, cancel_futures=not finished)
 
 
 def _started(pool: "ProcessPoolExecutor") -> "ProcessPoolExecutor":
@@ -221,7 +223,9 @@ def shared_map(
         finished = True
     finally:
         _worker_function = None
-        pool.shutdown(wait=finished, cancel_futures=True)  # after an error, do not wait for items in flight
+        # after an error too, wait for the items in flight (they are small): a pool left to end
+        # on its own races the interpreter's exit, which then reports "Exception ignored" (3.11)
+        pool.shutdown(wait=True, cancel_futures=not finished)
 
 
 def claimed_map(
