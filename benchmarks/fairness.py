@@ -23,7 +23,7 @@ from _common import CL100K_PATTERN, O200K_PATTERN, TUNING_TEXTS, VALIDATION_TEXT
 
 import bpe_core
 from bpe_core.formats.tiktoken import read_ranks
-from bpe_core.residue import DEFAULT_THRESHOLD
+from bpe_core.residue import DEFAULT_THRESHOLD, token_usage
 
 VOCABULARIES = {"o200k": O200K_PATTERN, "cl100k": CL100K_PATTERN}  # name -> the pattern tiktoken uses
 
@@ -71,12 +71,16 @@ def residue_section(threshold: float = DEFAULT_THRESHOLD) -> None:
             base = bpe_core.from_tiktoken(published_path(name))
             trimmed, dropped, _ = bpe_core.trim(base, residue=True, threshold=threshold, on=on)
             stage = trimmed.provenance["lineage"][-1]["trim"]["asked"]["residue"]
-            merged = base.vocab_size - base.alphabet_size - len(base.special_tokens)
+            merged = len(base.merges)
+            usage = token_usage(base, on)
+            merged_ids = range(base.alphabet_size, len(usage.alone))
+            made = sum(1 for token in merged_ids if usage.alone[token] + usage.within[token])
             shares.append(
                 [
                     f"{name}_base",
                     f"{base.vocab_size:,}",
-                    f"{stage['found']:,} ({stage['found'] / merged:.1%})",
+                    f"{made:,} ({made / merged:.0%})",
+                    f"{stage['found']:,} ({stage['found'] / merged:.1%}; {stage['found'] / made:.1%} of made)",
                     f"{len(dropped):,} ({len(dropped) / merged:.2%})",
                     f"{stage['kept_back']:,}",
                     f"{trimmed.vocab_size:,}",
@@ -87,7 +91,8 @@ def residue_section(threshold: float = DEFAULT_THRESHOLD) -> None:
             theirs = tiktoken.Encoding(
                 f"{name}-residue", pat_str=pattern, mergeable_ranks=read_ranks(str(export)), special_tokens={}
             )
-            total_before = total_after = 0
+            total_before = 0
+            total_after = 0
             for text_name, text in texts.items():
                 before = len(base.encode_ordinary(text))
                 ids = trimmed.encode_ordinary(text)
@@ -121,10 +126,14 @@ def residue_section(threshold: float = DEFAULT_THRESHOLD) -> None:
     print(f"### Residue pruning (threshold R = {threshold:g}: given alone in fewer than R of its makings)\n")
     print(
         markdown_table(
-            ["vocabulary", "vocab", "residue found (of merged)", "removed", "kept back", "vocab after"], shares
+            ["vocabulary", "vocab", "made on the files", "residue found", "removed", "kept back", "vocab after"],
+            shares,
         )
     )
-    print()
+    print(
+        "\nShares are of the merged tokens (the vocabulary less its bytes and special tokens); made: the merged "
+        "tokens that encoding the counted files makes at all, alone or inside longer ones.\n"
+    )
     print(
         markdown_table(
             ["vocabulary", "text", "tokens/byte before", "after", "change", "lossless", "tiktoken export exact"],
