@@ -111,7 +111,7 @@ def _use_buckets(tokenizer: Mapping[str, Any], rare_below: int) -> list[tuple[st
         (f"{rare_below} uses or more", [float(used - total["rare"])]),
     ]
     if "residue" in total:
-        rows.append(("residue", [float(total["residue"])]))
+        rows.append(("of which residue", [float(total["residue"])]))
     return rows
 
 
