@@ -255,7 +255,7 @@ def test_few_file_descriptors_give_the_output_or_one_error_saying_too_many_open_
         arguments,
         output,
         resource.RLIMIT_NOFILE,
-        [8, 12, 14, 16, 17, 18, 20, 24, 64],
+        [8, 12, 16, 17, 18, 20, 64],
         "too many open files",
     )
     assert failed, "no limit was low enough to fail: the error path is not tested"
@@ -272,7 +272,7 @@ def test_little_memory_gives_the_output_or_one_error_saying_memory_ran_out(
 ) -> None:
     """From too little to start the workers' threads, through too little to read the tokenizer,
     to enough."""
-    megabytes = [20, 30, 35, 40, 45, 50, 60, 80, 1024]
+    megabytes = [20, 35, 40, 45, 50, 60, 1024]
     failed = sweep(
         inputs, tmp_path, arguments, output, resource.RLIMIT_AS, [size << 20 for size in megabytes], "memory"
     )

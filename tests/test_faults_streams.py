@@ -133,6 +133,16 @@ def test_closed_standard_error_keeps_the_exit_status_and_standard_output_clean(i
     assert encoded.output == (inputs / "corpus.ids").read_bytes()
 
 
+def test_a_reader_of_standard_error_that_left_does_not_change_the_exit_status(inputs: Path) -> None:
+    """`bpe ... 2>&1 | head -c 0`: the error line cannot be written (EPIPE) and is dropped."""
+    process = subprocess.Popen(
+        [str(BPE), "encode", "-t", "tok.json", "missing.txt"], cwd=inputs, stderr=subprocess.PIPE, env=bpe_env()
+    )
+    assert process.stderr is not None
+    process.stderr.close()  # before the command starts to write
+    assert process.wait(timeout=60) == 2
+
+
 def test_closed_standard_output_and_error_still_write_the_output_file_whole(inputs: Path, tmp_path: Path) -> None:
     result = run_bpe_prepared(
         "encode", "-t", inputs / "tok.json", inputs / "corpus.txt", "-o", "out.ids", cwd=tmp_path, prepare=closing(1, 2)
