@@ -29,13 +29,14 @@ This module counts and chooses; it does not renumber ids, drop other tokens or w
 (`bpe_core.surgery.trim` does, with `residue=True`). It does not retrain.
 """
 
+import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, NamedTuple
 
 from bpe_core.contract import mirrored_overlaps
 from bpe_core.corpus.streaming import corpus_reader, encode_pieces
-from bpe_core.errors import BpeError
+from bpe_core.errors import ArgumentError, BpeError, check_argument
 from bpe_core.strands import token_mirror
 from bpe_core.tokenizer import Tokenizer
 
@@ -113,6 +114,7 @@ def token_usage(tokenizer: Tokenizer, paths: Sequence[str], workers: int | None 
 
 def residue_tokens(tokenizer: Tokenizer, usage: TokenUsage, threshold: float = DEFAULT_THRESHOLD) -> list[int]:
     """The internal ids of the merged tokens that are residue by `usage`, in rank order."""
+    check_argument(threshold, (int, float), "residue_tokens(threshold)", "a number from 0 to 1")
     threshold = check_threshold(threshold)
     return [
         token
@@ -128,6 +130,11 @@ def find_residue(
 
     >>> bpe_core.residue.find_residue(tok, ["held-back.txt"])
     """
+    check_argument(tokenizer, Tokenizer, "find_residue(tokenizer)", "a Tokenizer (bpe_core.load(path) reads one)")
+    if isinstance(on, (str, os.PathLike)):
+        raise ArgumentError(f"find_residue(on): expected a list of paths, got one {type(on).__name__}")
+    check_argument(threshold, (int, float), "find_residue(threshold)", "a number from 0 to 1")
+    check_threshold(threshold)  # before the files are read
     usage = token_usage(tokenizer, on, workers)
     ids = tokenizer.layout.ids
     found = {

@@ -84,6 +84,9 @@ def trim(
     _check_renumberable(tokenizer)
     if min_count is not None and not on:
         raise BpeError("min_count needs the files to count on (on=[...])")
+    check_argument(residue, bool, "trim(residue)", "True or False")
+    if threshold is not None:
+        check_argument(threshold, (int, float), "trim(threshold)", "a number from 0 to 1")
     if residue and not on:
         raise BpeError("residue needs the files to count on (on=[...])")
     if on and min_count is None and not residue:

@@ -23,6 +23,7 @@ from helpers.patterns import PUBLISHED_PATTERNS
 from tokenizers import Tokenizer as HfTokenizer
 
 import bpe_core
+from bpe_core.errors import ArgumentError
 from bpe_core.residue import DEFAULT_THRESHOLD, Residue, find_residue, is_residue, token_usage
 
 WORDS = r"\S+|\s+"  # the hand-made vocabulary's pattern: words and runs of spaces
@@ -212,3 +213,18 @@ def test_residue_refusals_are_one_error_line(arguments: list[str], fragments: tu
     bpe_core.from_tiktoken(hand_vocabulary(tmp_path), WORDS).save(tokenizer)
     text_file(tmp_path, "hand.txt", HAND_TEXT)
     assert_fails_cleanly("trim", tokenizer, *arguments, "-o", "out.json", cwd=tmp_path, fragments=fragments)
+
+
+def test_arguments_of_the_wrong_type_are_refused_before_any_file_is_read(tmp_path: Path) -> None:
+    tokenizer = bpe_core.from_tiktoken(hand_vocabulary(tmp_path), WORDS)
+    missing = str(tmp_path / "missing.txt")
+    with pytest.raises(ArgumentError, match=r"find_residue\(threshold\): expected a number"):
+        find_residue(tokenizer, [missing], threshold="0.5")
+    with pytest.raises(ArgumentError, match=r"find_residue\(on\): expected a list of paths"):
+        find_residue(tokenizer, missing)
+    with pytest.raises(bpe_core.BpeError, match=r"threshold: expected a number from 0 to 1"):
+        find_residue(tokenizer, [missing], threshold=1.5)
+    with pytest.raises(ArgumentError, match=r"trim\(residue\): expected True or False"):
+        bpe_core.trim(tokenizer, residue="yes", on=[missing])
+    with pytest.raises(bpe_core.BpeError, match=r"threshold is for residue"):
+        bpe_core.trim(tokenizer, threshold=0.5, vocab_size=300)
