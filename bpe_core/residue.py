@@ -7,8 +7,8 @@ ratio: encode the files, count for each merged token how often it is output on i
 and how often it is made as a part of a longer output token (`within`, once per place in that
 token's merge tree); a token is residue when alone < R x (alone + within). Picky BPE's
 intersection over self (Chizhov et al., EMNLP 2024) is the same ratio taken per merge, with the
-training data's pair counts, at the moment the merge is learned: it is a training-time test
-(`trainer.residue`), while a finished vocabulary is judged by what encoding does with it, and
+training data's pair counts, at the moment the merge is learned: a test for training (a
+`trainer.residue` option, not this module), while a finished vocabulary is judged by what encoding does with it, and
 LiteToken's measure is that, summed over every longer token a token is a part of. A threshold of
 R is Picky BPE's tau = 1 - R. Base symbols and special tokens are never residue, and neither is a
 token the files never make (no evidence either way).
@@ -19,11 +19,11 @@ an id-less step inside the merges (LiteToken masks it instead). The vocabulary w
 is taken as a ranked list of symbol strings, as tiktoken sees it, and each kept token's merge is
 found again the way a `.tiktoken` import finds it: the pair its symbols end in when encoded with
 the merges of lower rank. A token built on a residue token gets another pair ("Kentucky" as
-"Kent" + "ucky" once "entucky" goes). When a longer token can no longer be made that way (its
-symbols end in three pieces or more), the residue tokens inside it stay: a longer token is never
-lost for a residue token's sake. The result is exactly the merge list an import of its own
-tiktoken export recovers, so exports stay exact, and decoding is untouched, so encoding stays
-lossless.
+"Kent" + "ucky" once "entucky" goes). Residue tokens are tried one at a time; when some longer
+token could no longer be made that way (its symbols would end in three pieces or more), the
+residue token stays: a longer token is never lost for a residue token's sake. The result is
+exactly the merge list an import of its own tiktoken export recovers, so exports stay exact, and
+decoding is untouched, so encoding stays lossless.
 
 This module counts and chooses; it does not renumber ids, drop other tokens or write files
 (`bpe_core.surgery.trim` does, with `residue=True`). It does not retrain.
