@@ -673,9 +673,9 @@ def _hold_engines() -> None:
     """Before a fork: wait until no thread is inside a tokenizer's encoder, and hold them all, so
     the child gets no encoder half-way through a call (its caches half-updated) nor a lock that a
     thread it does not have holds. Engine calls take one document each: the wait is short."""
-    _held.extend(_living)
-    for tokenizer in _held:
+    for tokenizer in list(_living):
         tokenizer._engine_lock.acquire()
+        _held.append(tokenizer)  # listed once held: a signal handled mid-way leaves no unheld lock to release
 
 
 def _release_engines() -> None:
