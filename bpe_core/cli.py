@@ -19,6 +19,7 @@ from bpe_core import pure_mode
 from bpe_core.arguments import EXIT_BAD_INPUT, build_parser, trim_options_problem
 from bpe_core.errors import BpeError, failure_cause, machine_failure, machine_ran_out
 from bpe_core.streams import (
+    end_now_if_work_remains,
     end_on_thread_failure,
     guard_standard_streams,
     report,
@@ -657,6 +658,13 @@ EXIT_BROKEN_PIPE = 141
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    status = _run_command(argv)
+    if argv is None and status != 0:  # the `bpe` program itself, not a caller in this process
+        end_now_if_work_remains(status)
+    return status
+
+
+def _run_command(argv: Sequence[str] | None) -> int:
     guard_standard_streams()
     end_on_thread_failure()
     args: argparse.Namespace | None = None

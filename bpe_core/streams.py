@@ -142,3 +142,23 @@ def end_on_thread_failure() -> None:
 def thread_failure() -> BaseException | None:
     """The exception that ended another thread of this process (see `end_on_thread_failure`), if one did."""
     return _thread_failures[0] if _thread_failures else None
+
+
+def end_now_if_work_remains(status: int) -> None:
+    """After a failure has unwound the stack (temporary files removed, the error line said): if
+    threads of a worker pool are still running, or its processes, end the process now with
+    `status`. The interpreter's exit would wait for them, possibly forever (a result half sent
+    by a worker that died, a thread that found no memory to start), or race their pipes and
+    report "Exception ignored". The workers are killed first: nothing will read their work."""
+    others = [thread for thread in threading.enumerate() if thread is not threading.main_thread()]
+    processes = sys.modules.get("multiprocessing")
+    children = processes.active_children() if processes is not None else []
+    if not children and not any(thread.is_alive() and not thread.daemon for thread in others):
+        return
+    for child in children:
+        with contextlib.suppress(Exception):
+            child.kill()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # closed, or a pipe whose reader left
+            stream.flush()
+    os._exit(status)

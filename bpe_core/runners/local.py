@@ -120,9 +120,8 @@ def ordered_map(
         finished = True
     finally:
         _worker_function = None
-        # after an error too, wait for the items in flight (they are small): a pool left to end
-        # on its own races the interpreter's exit, which then reports "Exception ignored" (3.11)
-        pool.shutdown(wait=True, cancel_futures=not finished)
+        # after an error, do not wait for items in flight: the command line ends what is left
+        pool.shutdown(wait=finished, cancel_futures=True)
 
 
 def _started(pool: "ProcessPoolExecutor") -> "ProcessPoolExecutor":
@@ -223,9 +222,8 @@ def shared_map(
         finished = True
     finally:
         _worker_function = None
-        # after an error too, wait for the items in flight (they are small): a pool left to end
-        # on its own races the interpreter's exit, which then reports "Exception ignored" (3.11)
-        pool.shutdown(wait=True, cancel_futures=not finished)
+        # after an error, do not wait for items in flight: the command line ends what is left
+        pool.shutdown(wait=finished, cancel_futures=True)
 
 
 def claimed_map(
