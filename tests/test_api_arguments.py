@@ -93,7 +93,10 @@ def calls(tok: Any) -> dict[str, tuple[Callable[[], Any], str]]:
             "decode(ids): expected a sequence of token ids (int), got float",
         ),
         "decode int": (lambda: tok.decode(5), "decode(ids): expected a sequence of token ids (int), got int 5"),
-        "decode_bytes strs": (lambda: tok.decode_bytes([1, "2"]), "decode_bytes(ids): expected a sequence of token ids"),
+        "decode_bytes strs": (
+            lambda: tok.decode_bytes([1, "2"]),
+            "decode_bytes(ids): expected a sequence of token ids",
+        ),
         "save": (lambda: tok.save(3), "save(path): expected a path"),
         "to_hf": (lambda: tok.to_hf(None), "to_hf(path): expected a path"),
         "to_tiktoken": (lambda: tok.to_tiktoken(b"x"), "to_tiktoken(path): expected a path"),
