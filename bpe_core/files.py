@@ -66,6 +66,7 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
     suffix = "-" + os.path.basename(path)
     if not os.path.basename(directory).startswith(".tmp-"):  # a staging directory is new: nothing to clean
         remove_abandoned(directory, re.compile(r"\.tmp-[a-z0-9_]{8}" + re.escape(suffix)))
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)  # until the file is known to the cleanup below
     try:
         handle: IO[Any]
         if binary:
@@ -75,10 +76,15 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
                 "w", encoding="utf-8", newline="", dir=directory, prefix=".tmp-", suffix=suffix, delete=False
             )
     except OSError as error:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         raise BpeError(f"cannot write {path}: {failure_cause(error)}") from error
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        raise
     lock = _hold(handle.name)
     try:
         with unwind_on_termination():
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a Ctrl-C held meanwhile is raised here
             with running_out(path), handle:
                 yield handle.file  # the file itself: the wrapper adds a call to every write
             os.chmod(handle.name, 0o666 & ~current_umask())  # temporary files are private; outputs are not
@@ -89,6 +95,7 @@ def atomic_output(path: str | None, binary: bool = False) -> Iterator[IO[Any]]:
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(handle.name)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # if the block failed before it was set back
         raise
     finally:
         if lock is not None:
@@ -168,16 +175,22 @@ def staged_directory(target: str, shown: str) -> Iterator[str]:
     target = os.path.normpath(target)
     parent = os.path.dirname(os.path.abspath(target))
     prefix = f".tmp-{os.path.basename(os.path.abspath(target))}-"
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)  # until the directory is known to the cleanup below
     try:
         os.makedirs(parent, exist_ok=True)
         remove_abandoned(parent, re.compile(re.escape(prefix) + r"[a-z0-9_]{8}(\.old)?"))
         staging = tempfile.mkdtemp(dir=parent, prefix=prefix)
         os.chmod(staging, 0o777 & ~current_umask())  # temporary directories are private; outputs are not
     except OSError as error:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         raise BpeError(f"cannot create the directory {shown}: {failure_cause(error)}") from error
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        raise
     lock = _hold(staging)
     try:
         with unwind_on_termination():
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a Ctrl-C held meanwhile is raised here
             with running_out(shown):
                 yield staging
             _swap_in(staging, target, shown)
@@ -188,6 +201,7 @@ def staged_directory(target: str, shown: str) -> Iterator[str]:
         raise type(error)(str(error).replace(staging, target)) from error
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # if the block failed before it was set back
         raise
     finally:
         if lock is not None:
@@ -255,6 +269,10 @@ def check_output(path: str | None) -> None:
         what = "is not a directory" if os.path.exists(directory) else "does not exist"
         raise BpeError(f"cannot write {path}: directory {os.path.dirname(path) or directory} {what}")
 
+
+# Signals held while a temporary file is made, until the code that removes it is in place: one
+# that came between would leave the file behind.
+_DEFERRED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 # Signals that end a process by default: while an output is half written they unwind the stack
 # (SystemExit) so the temporary file is removed, as Ctrl-C does with KeyboardInterrupt.

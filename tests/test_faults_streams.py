@@ -171,7 +171,7 @@ INTERRUPTED = [
             "-o",
             "out/tok.json",
             "--set",
-            "trainer.vocab_size=3000",
+            "trainer.vocab_size=30000",
             "-q",
             "--workers",
             "2",
@@ -182,10 +182,22 @@ INTERRUPTED = [
 ]
 
 
-def under_way(directory: Path, started: float, seconds: float) -> bool:
-    """Whether a run is surely writing: a temporary file or staging directory is there, or it has
-    run `seconds` (the commands that write only at the end)."""
-    return bool(stray_temporary_files(directory)) or time.monotonic() - started > seconds
+def under_way(process: "subprocess.Popen[bytes]", directory: Path) -> bool:
+    """Whether a run is surely at work: writing (a temporary file or staging directory is there)
+    or reading its input (train and count write only at the end)."""
+    if stray_temporary_files(directory):
+        return True
+    try:
+        descriptors = os.listdir(f"/proc/{process.pid}/fd")
+    except OSError:  # it ended
+        return False
+    for descriptor in descriptors:
+        try:
+            if os.readlink(f"/proc/{process.pid}/fd/{descriptor}") == str(DOCS_PATH):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 @pytest.mark.parametrize(("name", "arguments", "output"), INTERRUPTED, ids=[name for name, _, _ in INTERRUPTED])
@@ -212,9 +224,9 @@ def test_ctrl_c_is_one_line_exit_130_and_the_previous_output_stays(
         env=bpe_env(),
         start_new_session=True,  # a process group of its own, which Ctrl-C reaches whole
     )
-    started = time.monotonic()
-    while process.poll() is None and not under_way(tmp_path / "out", started, 1.5):
-        time.sleep(0.01)
+    while process.poll() is None and not under_way(process, tmp_path / "out"):
+        time.sleep(0.002)
+    assert process.poll() is None, f"the run ended before it could be interrupted: {process.communicate()[1]!r}"
     os.killpg(process.pid, signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, f"the run was not interrupted (exit {process.returncode}): {stderr.decode()}"
