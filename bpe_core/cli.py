@@ -21,8 +21,9 @@ from bpe_core.errors import BpeError, failure_cause, machine_failure, machine_ra
 from bpe_core.streams import (
     end_now_if_work_remains,
     end_on_thread_failure,
+    failed,
+    flush_standard_output,
     guard_standard_streams,
-    report,
     silence_standard_output,
     thread_failure,
 )
@@ -630,28 +631,6 @@ def _doing(args: argparse.Namespace | None) -> str:
     return f"bpe {args.command}{_files_read(args)}{writing}"
 
 
-def _flush_standard_output() -> None:
-    """Write out what a command printed, where a failure is still reported and changes the exit
-    status (at exit it would be an "Exception ignored" message)."""
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise
-    except OSError as error:
-        raise BpeError(f"cannot write standard output: {failure_cause(error)}") from error
-
-
-def _failed(line: str, status: int) -> int:
-    """Report one error line and return the exit status; standard output that cannot take what
-    is buffered for it is silenced first, so nothing but the line is said."""
-    try:
-        sys.stdout.flush()
-    except (OSError, ValueError, BpeError):
-        silence_standard_output()
-    report(line)
-    return status
-
-
 # a reader of standard output that left (`bpe encode ... | head`): the status a shell shows for a
 # Unix tool that SIGPIPE ended, 128 + 13
 EXIT_BROKEN_PIPE = 141
@@ -672,13 +651,13 @@ def _run_command(argv: Sequence[str] | None) -> int:
         args = build_parser(_version()).parse_args(argv)
         _check_output_path(args)
         status = COMMANDS[args.command](args)
-        _flush_standard_output()
+        flush_standard_output()
         return status
     except BpeError as error:
-        return _failed(f"error: {error}", EXIT_BAD_INPUT)
+        return failed(f"error: {error}", EXIT_BAD_INPUT)
     except MemoryError:  # an input too big for this machine: readers bound what they can, this is the rest
         reading = _files_read(args) if args is not None else ""
-        return _failed(
+        return failed(
             f"error: out of memory{reading}: the input needs more memory than this process may use", EXIT_BAD_INPUT
         )
     except BrokenPipeError:  # quietly, as Unix tools end when the reader of their output leaves
@@ -686,16 +665,16 @@ def _run_command(argv: Sequence[str] | None) -> int:
         return EXIT_BROKEN_PIPE
     except OSError as error:  # the machine's (too many open files, no memory to start a worker), not the input's
         named = f"{error.filename}: " if error.filename else ""
-        return _failed(f"error: {_doing(args)}: {named}{failure_cause(error)}", EXIT_BAD_INPUT)
+        return failed(f"error: {_doing(args)}: {named}{failure_cause(error)}", EXIT_BAD_INPUT)
     except (RuntimeError, ImportError) as error:  # a thread or a compiled module that found no memory
         if not machine_ran_out(error):
             raise
-        return _failed(f"error: {_doing(args)}: {machine_failure(error)}", EXIT_BAD_INPUT)
+        return failed(f"error: {_doing(args)}: {machine_failure(error)}", EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         failure = thread_failure()
         if failure is not None:  # not Ctrl-C: a thread of ours failed and interrupted this one
-            return _failed(f"error: {_doing(args)}: {machine_failure(failure)}", EXIT_BAD_INPUT)
-        return _failed("error: interrupted", 130)
+            return failed(f"error: {_doing(args)}: {machine_failure(failure)}", EXIT_BAD_INPUT)
+        return failed("error: interrupted", 130)
     except SystemExit:
         files = sys.modules.get("bpe_core.files")  # only what wrote files takes over SIGTERM (`--version` did not)
         if files is not None:

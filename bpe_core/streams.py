@@ -25,7 +25,7 @@ import sys
 import threading
 from typing import Any
 
-from bpe_core.errors import BpeError
+from bpe_core.errors import BpeError, failure_cause
 
 
 class _ClosedStream(io.BufferedIOBase):
@@ -107,6 +107,29 @@ def silence_standard_output() -> None:
         placeholder = os.open(os.devnull, os.O_WRONLY)
         os.dup2(placeholder, descriptor)
         os.close(placeholder)
+
+
+def flush_standard_output() -> None:
+    """Write out what a command printed, where a failure is still reported and changes the exit
+    status (at exit it would be an "Exception ignored" message). A reader that left the pipe is
+    a BrokenPipeError still."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise BpeError(f"cannot write standard output: {failure_cause(error)}") from error
+
+
+def failed(line: str, status: int) -> int:
+    """Report one error line and return the exit status; standard output that cannot take what
+    is buffered for it is silenced first, so nothing but the line is said."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError, BpeError):
+        silence_standard_output()
+    report(line)
+    return status
 
 
 def report(line: str) -> None:
