@@ -680,9 +680,8 @@ def _hold_engines() -> None:
 
 def _release_engines() -> None:
     """After a fork, in the parent and in the child: the locks `_hold_engines` took, released."""
-    for tokenizer in _held:
-        tokenizer._engine_lock.release()
-    _held.clear()
+    while _held:  # each unlisted as it is released: a signal handled mid-way leaves the rest listed
+        _held.pop()._engine_lock.release()
 
 
 os.register_at_fork(before=_hold_engines, after_in_parent=_release_engines, after_in_child=_release_engines)
