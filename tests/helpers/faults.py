@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helpers.cli_runner import BPE, bpe_env
+from helpers.processes import living_processes
 
 FULL = os.environ.get("BPE_CORE_FAULTS") == "full"
 TEMPORARY_PREFIXES = (".tmp-", ".old-")
@@ -54,19 +55,7 @@ class Killed:
 
 def session_processes(session: int) -> set[int]:
     """The living processes (zombies excluded) whose session id is `session` (Linux, /proc)."""
-    found = set()
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(entry.path, "stat").read_text(encoding="ascii", errors="replace")
-        except OSError:  # it ended while we looked
-            continue
-        # "pid (command) state ppid pgrp session ...": the command may hold spaces and parentheses
-        fields = stat.rpartition(")")[2].split()
-        if fields[0] != "Z" and int(fields[3]) == session:
-            found.add(int(entry.name))
-    return found
+    return {pid for pid, fields in living_processes() if int(fields[3]) == session}
 
 
 def start_bpe(args: Sequence[object], cwd: Path, stderr: object = subprocess.DEVNULL) -> "subprocess.Popen[bytes]":

@@ -7,13 +7,13 @@ A child that has exited but is not reaped yet (a zombie) counts as gone.
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 
-def child_processes() -> set[int]:
-    """The process ids of this process's living children."""
-    me = os.getpid()
-    children = set()
+def living_processes() -> Iterator[tuple[int, list[str]]]:
+    """(pid, the fields of /proc/PID/stat after the command: state, ppid, pgrp, session, ...) of
+    every process but zombies."""
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -21,11 +21,16 @@ def child_processes() -> set[int]:
             stat = Path(entry.path, "stat").read_text(encoding="ascii", errors="replace")
         except OSError:  # it ended while we looked
             continue
-        # "pid (command) state ppid ...": the command may hold spaces and parentheses
-        state, parent = stat.rpartition(")")[2].split()[:2]
-        if int(parent) == me and state != "Z":
-            children.add(int(entry.name))
-    return children
+        # "pid (command) state ppid pgrp session ...": the command may hold spaces and parentheses
+        fields = stat.rpartition(")")[2].split()
+        if fields[0] != "Z":
+            yield int(entry.name), fields
+
+
+def child_processes() -> set[int]:
+    """The process ids of this process's living children."""
+    me = os.getpid()
+    return {pid for pid, fields in living_processes() if int(fields[1]) == me}
 
 
 def wait_until_gone(processes: set[int], timeout: float = 10) -> set[int]:
