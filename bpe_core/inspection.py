@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bpe_core.contract import MeasuresDocuments, ReportsEncoding, symbol_unit
-from bpe_core.corpus.streaming import corpus_reader, encode_pieces
+from bpe_core.corpus.streaming import corpus_reader, plain_pieces
 from bpe_core.tokenizer import Tokenizer
 
 
@@ -167,13 +167,7 @@ def measure_on(tokenizer: Tokenizer, paths: Sequence[str], workers: int | None =
     reader = corpus_reader(tokenizer)
     usage: Counter[int] = Counter()
     documents = 0
-    for ids, ends in encode_pieces(
-        tokenizer,
-        reader.documents(list(paths), strict=True),
-        workers,
-        allowed_special=frozenset(),
-        disallowed_special=frozenset(),
-    ):
+    for ids, ends in plain_pieces(tokenizer, paths, workers, reader):
         documents += ends
         usage.update(ids)
     specials = set(tokenizer.special_ids.values())

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final, NamedTuple
 
 from bpe_core.contract import mirrored_overlaps
-from bpe_core.corpus.streaming import corpus_reader, encode_pieces
+from bpe_core.corpus.streaming import corpus_reader, plain_pieces
 from bpe_core.errors import ArgumentError, BpeError, check_argument
 from bpe_core.strands import token_mirror
 from bpe_core.tokenizer import Tokenizer
@@ -91,13 +91,7 @@ def token_usage(tokenizer: Tokenizer, paths: Sequence[str], workers: int | None 
     makes every token below it once per place in its tree."""
     reader = corpus_reader(tokenizer)
     output: Counter[int] = Counter()
-    for ids, _ in encode_pieces(
-        tokenizer,
-        reader.documents(list(paths), strict=True),
-        workers,
-        allowed_special=frozenset(),
-        disallowed_special=frozenset(),
-    ):
+    for ids, _ in plain_pieces(tokenizer, paths, workers, reader):
         output.update(ids)
     alphabet_size = tokenizer.alphabet_size
     merges = tokenizer.spec.internal_merges

@@ -8,7 +8,7 @@ page (which `tokenizer.py` imports) streams files with them too. This module wri
 """
 
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any, Protocol
 
@@ -101,6 +101,16 @@ def special_context(tokenizer: CorpusTokenizer) -> int:
     """How many characters before a cut `safe_cut` reads: a special token's string may have begun
     that far back."""
     return max(map(len, tokenizer.special_tokens), default=0) + 2
+
+
+def plain_pieces(
+    tokenizer: CorpusTokenizer, paths: Sequence[str], workers: int | None = None, reader: Reader | None = None
+) -> Iterator[tuple[list[int], bool]]:
+    """`encode_pieces` of files read as the tokenizer's training input was (by `reader`, a fresh
+    `corpus_reader` if not given), every special token's string as plain text: what `inspect
+    --on`, `trim --on` and the residue measure count."""
+    documents = (reader or corpus_reader(tokenizer)).documents(list(paths), strict=True)
+    return encode_pieces(tokenizer, documents, workers, allowed_special=frozenset(), disallowed_special=frozenset())
 
 
 def encode_pieces(
