@@ -18,7 +18,7 @@ import sys
 from array import array
 from collections.abc import Sequence
 from itertools import chain
-from typing import Any
+from typing import Any, NamedTuple
 
 from bpe_core.engine import Encoder
 from bpe_core.errors import BpeError
@@ -90,7 +90,7 @@ def spec_from_dict(data: Any, path: str) -> TokenizerSpec:
     if isinstance(version, int) and version > VERSION:
         raise BpeError(f"{path} has format version {version}; this bpe-core reads up to version {VERSION}, upgrade it")
     try:
-        check_fields(data)
+        fields = check_fields(data)
     except BpeError as error:
         raise BpeError(f"{path}: {error}") from None
     try:
@@ -119,7 +119,7 @@ def spec_from_dict(data: Any, path: str) -> TokenizerSpec:
             raise BpeError(f"{path}: {error}") from None
         if pretokenizer.alphabet() != data["alphabet"]:
             raise BpeError(f"{path}: the alphabet differs from what pretokenizer {name!r} gives with these options")
-        merges = PackedMerges(_merges_field(data["merges"]))
+        merges = fields.merges
         results = list(data["merge_results"]) if "merge_results" in data else None
         special = data.get("special_tokens", {})
         if special.get("position", "end") not in ("end", "start"):
@@ -137,7 +137,7 @@ def spec_from_dict(data: Any, path: str) -> TokenizerSpec:
             special_tokens=tokens,
             special_position=position,
             padding=int(data.get("padding", 0)),
-            layout=_layout(data, len(pretokenizer.alphabet()), merges, results, tokens, position),
+            layout=_layout(data, fields.ids, len(pretokenizer.alphabet()), merges, results, tokens, position),
             config=data.get("config", {}),
             provenance=data.get("provenance", {}),
             plugins=data.get("plugins", {}),
@@ -148,6 +148,7 @@ def spec_from_dict(data: Any, path: str) -> TokenizerSpec:
 
 def _layout(
     data: dict[str, Any],
+    ids: list[int] | None,
     alphabet_size: int,
     merges: PackedMerges,
     results: list[int] | None,
@@ -158,9 +159,7 @@ def _layout(
     takes training's for the rest."""
     if not any(key in data for key in ("ids", "special_ids", "orphans", "whole_chunks")):
         return None
-    if "ids" in data:
-        ids = _ids_field(data["ids"])
-    else:
+    if ids is None:
         ids = IdLayout.trained(
             alphabet_size + Encoder(alphabet_size, merges.packed, results=results).token_count, tokens, position
         ).ids
@@ -177,10 +176,18 @@ def _layout(
     )
 
 
-def check_fields(data: dict[str, Any]) -> None:
+class CheckedFields(NamedTuple):
+    """The large fields `check_fields` unpacked while checking them, so they are read once."""
+
+    merges: PackedMerges
+    ids: list[int] | None  # the layout's ids, if the file gives them
+
+
+def check_fields(data: dict[str, Any]) -> CheckedFields:
     """Every field of a tokenizer file has its type and range (a BpeError names the first that
     does not), so a damaged or hostile file fails here, not as a traceback or a wrong encoding
-    later. How the ids fit together is checked by `layout.check_layout` when the tokenizer is built."""
+    later; returns the merges and ids as read. How the ids fit together is checked by
+    `layout.check_layout` when the tokenizer is built."""
     check_id(data.get("version"), "version", 1, VERSION)
     _typed(data, "name", str, required=False)
     for index, item in enumerate(_typed(data, "normalizers", list, required=False) or []):
@@ -228,8 +235,7 @@ def check_fields(data: dict[str, Any]) -> None:
             f"special_tokens.position: {_short(special.get('position'))} is not allowed; allowed: end, start"
         )
     check_id(data.get("padding", 0), "padding")
-    if "ids" in data:
-        _ids_field(data["ids"])
+    ids = _ids_field(data["ids"]) if "ids" in data else None
     special_ids = _typed(data, "special_ids", dict, required=False)
     if special_ids is not None:
         for token, token_id in special_ids.items():
@@ -252,6 +258,7 @@ def check_fields(data: dict[str, Any]) -> None:
         check_id(entry[1], f"whole_chunks[{index}]")
     _typed(data, "config", dict, required=False)
     _typed(data, "provenance", dict, required=False)
+    return CheckedFields(merges, ids)
 
 
 def _typed(data: dict[str, Any], key: str, kind: type, required: bool = True, prefix: str = "") -> Any:
