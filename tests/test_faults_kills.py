@@ -24,9 +24,8 @@ from typing import Any
 
 import pytest
 from helpers import faults
-from helpers.cli_runner import assert_ok, run_bpe, train_with_bpe
-from helpers.midi import REMI_BPE_CONFIG, pop909_paths
-from helpers.text import GPT2_CONFIG, docs_text
+from helpers.cli_runner import train_with_bpe
+from helpers.text import GPT2_CONFIG
 
 # per command: this many moments for each signal and target (main process, process group)
 MOMENTS = 6
@@ -115,22 +114,10 @@ KILL_POINTS = [
 def data(workdir: Path) -> Path:
     """The inputs every command reads: three slices of the documentation, a text tokenizer (and
     a smaller one with other special tokens), a MIDI tokenizer and ids files of two and of six songs."""
-    text = docs_text()
-    for number in range(3):
-        part = text[number * TEXT_PART : (number + 1) * TEXT_PART]
-        (workdir / f"docs{number}.txt").write_text(part, encoding="utf-8", newline="")
-    settings: dict[str, object] = {"trainer.vocab_size": 500}
-    train_with_bpe(GPT2_CONFIG, ["docs0.txt"], Path("text.json"), settings, workdir)
+    lines = faults.common_inputs(workdir, TEXT_PART)
     # other special tokens: an export of it writes other `transformers` files beside tokenizer.json
     small = {"trainer.vocab_size": 300, "special_tokens.tokens": '["<s>", "</s>", "<|endoftext|>"]'}
     train_with_bpe(GPT2_CONFIG, ["docs0.txt"], Path("small.json"), small, workdir)
-    songs = workdir / "songs"
-    songs.mkdir()
-    for path in pop909_paths()[:6]:
-        shutil.copy(path, songs / path.name)
-    train_with_bpe(REMI_BPE_CONFIG, ["songs"], Path("midi.json"), {"trainer.vocab_size": 600}, workdir)
-    assert_ok(run_bpe("encode", "-t", "midi.json", "songs", "-o", "six-songs.ids", "-q", cwd=workdir))
-    lines = (workdir / "six-songs.ids").read_text(encoding="ascii").splitlines(keepends=True)
     assert len(lines) == 6
     (workdir / "two-songs.ids").write_text("".join(lines[:2]), encoding="ascii")
     return workdir

@@ -11,7 +11,6 @@ import json
 import multiprocessing
 import os
 import random
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -19,9 +18,7 @@ from typing import Any
 
 import pytest
 from helpers import faults
-from helpers.cli_runner import assert_ok, run_bpe, train_with_bpe
-from helpers.midi import REMI_BPE_CONFIG, pop909_paths
-from helpers.text import GPT2_CONFIG, docs_text
+from helpers.text import GPT2_CONFIG
 
 from bpe_core.files import staged_directory
 
@@ -56,18 +53,7 @@ RACES = {
 def data(workdir: Path) -> Path:
     """Three equal slices of the documentation, a text tokenizer, a MIDI tokenizer and ids files
     of two sets of three songs."""
-    text = docs_text()
-    for number in range(3):
-        part = text[number * TEXT_PART : (number + 1) * TEXT_PART]
-        (workdir / f"docs{number}.txt").write_text(part, encoding="utf-8", newline="")
-    train_with_bpe(GPT2_CONFIG, ["docs0.txt"], Path("text.json"), {"trainer.vocab_size": 500}, workdir)
-    songs = workdir / "songs"
-    songs.mkdir()
-    for path in pop909_paths()[:6]:
-        shutil.copy(path, songs / path.name)
-    train_with_bpe(REMI_BPE_CONFIG, ["songs"], Path("midi.json"), {"trainer.vocab_size": 600}, workdir)
-    assert_ok(run_bpe("encode", "-t", "midi.json", "songs", "-o", "six-songs.ids", "-q", cwd=workdir))
-    lines = (workdir / "six-songs.ids").read_text(encoding="ascii").splitlines(keepends=True)
+    lines = faults.common_inputs(workdir, TEXT_PART)
     (workdir / "songs-a.ids").write_text("".join(lines[:3]), encoding="ascii")
     (workdir / "songs-b.ids").write_text("".join(lines[3:]), encoding="ascii")
     return workdir

@@ -18,8 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers.cli_runner import BPE, bpe_env
+from helpers.cli_runner import BPE, assert_ok, bpe_env, run_bpe, train_with_bpe
+from helpers.midi import REMI_BPE_CONFIG, pop909_paths
 from helpers.processes import living_processes
+from helpers.text import GPT2_CONFIG, docs_text
 
 FULL = os.environ.get("BPE_CORE_FAULTS") == "full"
 TEMPORARY_PREFIXES = (".tmp-", ".old-")
@@ -142,3 +144,22 @@ def age(directory: Path, names: Sequence[str], seconds: float) -> None:
         path = directory / name
         for item in [path, *(path.rglob("*") if path.is_dir() else [])]:
             os.utime(item, (then, then), follow_symlinks=False)
+
+
+def common_inputs(workdir: Path, text_part: int) -> list[str]:
+    """What the kill and writer tests both read, made in `workdir`: three slices of `text_part`
+    characters of the documentation (docs0-2.txt), a text tokenizer trained on the first
+    (text.json), six POP909 songs (songs/), a MIDI tokenizer (midi.json) and the six songs' ids
+    (six-songs.ids), whose lines it returns."""
+    text = docs_text()
+    for number in range(3):
+        part = text[number * text_part : (number + 1) * text_part]
+        (workdir / f"docs{number}.txt").write_text(part, encoding="utf-8", newline="")
+    train_with_bpe(GPT2_CONFIG, ["docs0.txt"], Path("text.json"), {"trainer.vocab_size": 500}, workdir)
+    songs = workdir / "songs"
+    songs.mkdir()
+    for path in pop909_paths()[:6]:
+        (songs / path.name).write_bytes(path.read_bytes())
+    train_with_bpe(REMI_BPE_CONFIG, ["songs"], Path("midi.json"), {"trainer.vocab_size": 600}, workdir)
+    assert_ok(run_bpe("encode", "-t", "midi.json", "songs", "-o", "six-songs.ids", "-q", cwd=workdir))
+    return (workdir / "six-songs.ids").read_text(encoding="ascii").splitlines(keepends=True)
