@@ -8,9 +8,17 @@ checked on the same texts: decoding gives the text back, and the trimmed vocabul
 export gives our ids in tiktoken. The goal: tokens per byte within 0.5% of the vocabulary's own;
 LiteToken reports 5-10% of such vocabularies as residue.
 
+Parity (`parity_baseline_section`): the baseline group-parity training is to beat. A
+multi-parallel dev and test set is built from the gettext catalogs Debian ships (glib20's messages
+translated into all of twelve languages, aligned by message id and split by a hash of it; the
+English message ids are the thirteenth); plain BPE is trained on an imbalanced mix (the English
+Python docs, then each language's gtk30 and coreutils translations, far smaller), and the Gini of
+the tokens each language needs for the same test messages is reported beside cl100k_base's and
+o200k_base's. Parity-aware training (issue 38, item 1) is not built yet.
+
 Prints markdown tables. The numbers are counts, the same on any machine. Asserts nothing.
 
-    .venv/bin/python benchmarks/fairness.py [--threshold 0.1]
+    .venv/bin/python benchmarks/fairness.py [--threshold 0.1] [--section residue|parity|all]
 """
 
 import argparse
@@ -143,11 +151,85 @@ def residue_section(threshold: float = DEFAULT_THRESHOLD) -> None:
     print()
 
 
+LOCALES = Path("/usr/share/locale")
+PARITY_LANGUAGES = ("de", "fr", "es", "ru", "uk", "pl", "el", "tr", "vi", "ja", "ko", "zh_CN")
+TEST_CATALOG = "glib20"  # dev and test messages
+TRAINING_CATALOGS = ("gtk30", "coreutils")  # each language's training text besides the English docs
+ENGLISH_CHARS = 3_000_000
+
+
+def catalog(language: str, name: str) -> dict[str, str]:
+    """A gettext catalog's translated singular messages: message id -> translation."""
+    import gettext
+
+    with open(LOCALES / language / "LC_MESSAGES" / f"{name}.mo", "rb") as handle:
+        messages = gettext.GNUTranslations(handle)._catalog  # type: ignore[attr-defined]
+    return {key: value for key, value in messages.items() if isinstance(key, str) and key and value}
+
+
+def parallel_sets() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(dev, test): per language (English too) the same messages, in the same order."""
+    import hashlib
+
+    catalogs = {language: catalog(language, TEST_CATALOG) for language in PARITY_LANGUAGES}
+    shared = sorted(set.intersection(*(set(messages) for messages in catalogs.values())))
+    halves: tuple[dict[str, list[str]], dict[str, list[str]]] = ({}, {})
+    for message in shared:
+        half = halves[hashlib.sha256(message.encode()).digest()[0] % 2]
+        half.setdefault("en", []).append(message)
+        for language, messages in catalogs.items():
+            half.setdefault(language, []).append(messages[message])
+    return halves
+
+
+def training_documents() -> list[str]:
+    """The imbalanced training mix: the English docs, then every language's other catalogs."""
+    import gzip
+
+    with gzip.open(_common.DOCS_CORPUS, "rt", encoding="utf-8") as handle:
+        documents = [handle.read(ENGLISH_CHARS)]
+    for language in PARITY_LANGUAGES:
+        for name in TRAINING_CATALOGS:
+            documents.extend(catalog(language, name).values())
+    return documents
+
+
+def parity_baseline_section(vocab_size: int = 8192) -> None:
+    from bpe_core.evaluation import gini
+
+    dev, test = parallel_sets()
+    documents = training_documents()
+    config = {"name": "plain", "pretokenizer": {"name": "o200k"}, "trainer": {"vocab_size": vocab_size}}
+    plain = bpe_core.train(config, documents=documents, progress=False)
+    tokenizers = {f"plain BPE {vocab_size:,} (ours)": plain}
+    for name, pattern in VOCABULARIES.items():
+        tokenizers[f"{name}_base"] = bpe_core.from_tiktoken(published_path(name), pattern)
+    languages = ["en", *PARITY_LANGUAGES]
+    rows = []
+    for label, tokenizer in tokenizers.items():
+        costs = [sum(len(tokenizer.encode_ordinary(message)) for message in test[language]) for language in languages]
+        worst = languages[costs.index(max(costs))]
+        rows.append([label, f"{sum(costs):,}", f"{min(costs):,}", f"{max(costs):,} ({worst})", f"{gini(costs):.4f}"])
+    english = len(documents[0])
+    others = sum(map(len, documents[1:]))
+    print(
+        f"### Parity baseline: {len(test['en']):,} test messages (and {len(dev['en']):,} dev) of {TEST_CATALOG} "
+        f"in {len(languages)} languages; training text {english:,} English characters and {others:,} in the other "
+        "12 languages together\n"
+    )
+    print(markdown_table(["tokenizer", "test tokens, all languages", "fewest", "most", "Gini"], rows))
+    print()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, help="residue threshold R")
+    parser.add_argument("--section", choices=("residue", "parity", "all"), default="all")
     args = parser.parse_args()
-    residue_section(args.threshold)
+    if args.section in ("residue", "all"):
+        residue_section(args.threshold)
+    if args.section in ("parity", "all"):
+        parity_baseline_section()
 
 
 if __name__ == "__main__":
