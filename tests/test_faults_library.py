@@ -14,6 +14,7 @@ import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.cli_runner import assert_clean_error, assert_ok, run_bpe
@@ -275,23 +276,15 @@ def test_a_tokenizer_loaded_before_a_fork_works_in_the_children(shared_case, mon
     with multiprocessing.get_context("fork").Pool(2) as pool:
         halves = pool.map(_encode_in_child, [range(middle), range(middle, len(documents))])
     assert halves[0] + halves[1] == expected
-    reader, writer = os.pipe()
-    child = os.fork()
-    if child == 0:
-        try:
-            os.close(reader)
-            tokenizer.close()  # the parent's workers are not the child's to stop
-            ids = tokenizer.encode_batch(documents, workers=2)
-            decoded = [_comparable(tokenizer.decode(each)) for each in ids[:5]]
-            os.write(writer, pickle.dumps((ids, decoded, len(child_processes()))))
-        finally:
-            os._exit(0)
-    os.close(writer)
-    with os.fdopen(reader, "rb") as answer:
-        received = answer.read()
-    os.waitpid(child, 0)
-    assert received, "the child failed"
-    ids, decoded, workers_of_the_child = pickle.loads(received)
+
+    def in_the_child() -> tuple[list[list[int]], list[Any], int]:
+        tokenizer.close()  # the parent's workers are not the child's to stop
+        ids = tokenizer.encode_batch(documents, workers=2)
+        return ids, [_comparable(tokenizer.decode(each)) for each in ids[:5]], len(child_processes())
+
+    received = _in_forked_child(in_the_child)
+    assert received is not None, "the child failed"
+    ids, decoded, workers_of_the_child = received
     assert ids == expected
     assert workers_of_the_child == 1  # its batch ran on a worker of its own
     assert decoded == [_comparable(tokenizer.decode(each)) for each in expected[:5]]
@@ -317,19 +310,27 @@ def test_a_fork_while_another_thread_encodes_gives_a_child_that_encodes(shared_c
     busy.start()
     try:
         for _ in range(10):
-            reader, writer = os.pipe()
-            child = os.fork()
-            if child == 0:
-                try:
-                    signal.alarm(20)  # a child stuck on a lock ends, and the test fails
-                    os.write(writer, pickle.dumps([tokenizer.encode(document) for document in documents[:8]]))
-                finally:
-                    os._exit(0)
-            os.close(writer)
-            with os.fdopen(reader, "rb") as answer:
-                received = answer.read()
-            os.waitpid(child, 0)
-            assert received and pickle.loads(received) == expected
+            received = _in_forked_child(lambda: [tokenizer.encode(document) for document in documents[:8]], alarm=20)
+            assert received == expected
     finally:
         stop.set()
         busy.join()
+
+
+def _in_forked_child(work: Callable[[], Any], alarm: int = 0) -> Any:
+    """What `work` returns in a child forked now (sent back pickled), or None if the child failed;
+    with `alarm`, a child stuck that many seconds (on a lock) ends."""
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            os.close(reader)
+            signal.alarm(alarm)
+            os.write(writer, pickle.dumps(work()))
+        finally:
+            os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as answer:
+        received = answer.read()
+    os.waitpid(child, 0)
+    return pickle.loads(received) if received else None

@@ -152,7 +152,8 @@ def small_filesystem(tmp_path: Path) -> Iterator[Path]:
     )
     if mounted.returncode != 0:
         pytest.skip(
-            "mounting a tmpfs is not permitted here; the file size limit test covers the same code path "
+            "mounting a tmpfs needs root (CAP_SYS_ADMIN), which this run lacks; the file size limit and "
+            "/dev/full tests reach the same error path "
             f"({mounted.stderr.decode(errors='replace').strip()})"
         )
     try:
@@ -314,7 +315,10 @@ def test_an_unwritable_cache_folder_changes_nothing_but_the_time(
             ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)], capture_output=True, check=False
         )
         if mounted.returncode != 0:
-            pytest.skip("mounting a tmpfs is not permitted here; a file as the cache folder covers the same code path")
+            pytest.skip(
+                "mounting a read-only tmpfs needs root (CAP_SYS_ADMIN), which this run lacks; "
+                "a file as the cache folder reaches the same unwritable-cache path"
+            )
     else:
         (tmp_path / "cache-file").write_bytes(b"not a folder\n")
         folder = tmp_path / "cache-file" if cache == "a file" else tmp_path / "cache-file" / "bpe-core"
