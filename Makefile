@@ -78,6 +78,7 @@ bench: install
 	$(BIN)/python benchmarks/midi.py
 	$(BIN)/python benchmarks/scaleout.py
 	$(BIN)/python benchmarks/surgery.py
+	$(BIN)/python benchmarks/fairness.py
 
 # the documentation site (mkdocs.yml) into site/: open site/index.html, or `$(BIN)/mkdocs serve`.
 # --strict fails on a broken link, anchor or API cross-reference. The API reference is read from
