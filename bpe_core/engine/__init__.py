@@ -14,6 +14,7 @@ from bpe_core.engine.encode.recover import recover_merges
 from bpe_core.engine.encode.unit_sides import CONTINUES, PLAIN, STARTS
 from bpe_core.engine.tables import END_WIDTH, MAX_PACKED
 from bpe_core.engine.train.chunk_counts import PADDING, ChunkCounts
+from bpe_core.engine.train.groups import ChunkGroups
 from bpe_core.engine.train.mirror import mirror_tokens
 from bpe_core.engine.train.trainer import TIE_HF, TIE_LARGEST, TIE_RULES, TIE_SMALLEST, Trainer
 
@@ -33,6 +34,7 @@ ENGINE_MODULES = (
     "encode.units",
     "encode.windows",
     "train.chunk_counts",
+    "train.groups",
     "train.mirror",
     "train.pair_heap",
     "train.pairs",
@@ -80,6 +82,7 @@ __all__ = [
     "STARTS",
     "Alphabet",
     "ChunkCounts",
+    "ChunkGroups",
     "Decoder",
     "Encoder",
     "TIE_HF",

@@ -24,7 +24,13 @@ how the partner is chosen and why. The partner is taken whatever its count is by
 x y first takes the partner's occurrences that overlap it, as in `x z x'` with z its own mirror):
 closure of the vocabulary is the invariant. With room for one merge only and a best pair that
 has a partner, training stops there. A veto forbids a pair when it forbids the pair or
-(mirror[y], mirror[x]). This module does not count chunks, read files or know what a symbol means.
+(mirror[y], mirror[x]).
+
+With `groups` (groups.py: per chunk, a training and a dev weight per group), the merges after a
+warmup each serve one group, the one whose dev chunks cost the most tokens: its own best pair is
+merged. Each node's WEIGHT is then its chunk's index, and each merged occurrence is told to the
+groups (`ChunkGroups.moved`); without groups that is one test of a field per occurrence. This module
+does not count chunks, read files or know what a symbol means.
 """
 
 from collections.abc import Callable, Sequence
@@ -33,6 +39,7 @@ from typing import Final
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64
 
+from bpe_core.engine.train.groups import NO_GROUP, ChunkGroups
 from bpe_core.engine.train.mirror import Spellings, mirror_tokens
 from bpe_core.engine.train.pair_heap import PairHeap
 from bpe_core.engine.train.pairs import CHAIN_NEXT, END, NEXT, NO_PAIR, PAIR, SYMBOL, VETOED, WEIGHT, PairTable
@@ -79,6 +86,8 @@ class Trainer:
     mirrored: bool
     mirror_of: vec[i64]
     spellings: Spellings | None
+    groups: ChunkGroups | None  # group parity (groups.py), if given
+    live_groups: ChunkGroups | None  # the groups once their merges begin (after the warmup)
 
     def __init__(
         self,
@@ -90,11 +99,14 @@ class Trainer:
         tie_break: int = TIE_SMALLEST,
         symbol_order: list[int] | None = None,
         mirror: list[int] | None = None,
+        groups: ChunkGroups | None = None,
     ) -> None:
         """`symbol_order` (for tie_break hf): the base symbols' ids in the order Hugging Face
         gives them (its alphabet sorted by code point); ties go to the smallest pair in that order.
         `mirror`: an involution on the base symbol ids (mirror[mirror[s]] == s) under which, with
         reversal, the chunks are closed; each merge is then learned with its mirror partner.
+        `groups`: each chunk's weights per group, for group-parity training (groups.py); each
+        chunk's weight must be its training weights summed.
         A chunk may be any sequence of ids (`bytes` for an alphabet of up to 256: no list of ints)."""
         if alphabet_size < 1:
             raise ValueError("alphabet_size must be at least 1")
@@ -127,6 +139,14 @@ class Trainer:
         self.mirrored = mirror is not None
         self.mirror_of = vec[i64]()
         self.spellings = None
+        self.groups = groups
+        self.live_groups = None
+        if groups is not None:
+            if groups.chunk_count() != len(chunks):
+                raise ValueError(f"{len(chunks)} chunks but group weights for {groups.chunk_count()}")
+            for index in range(len(chunks)):
+                if groups.training_weight(index) != weights[index]:
+                    raise ValueError(f"chunk {index}: its weight is not its training weights summed")
         if mirror is not None:
             self.mirror_of = vec[i64](mirror_tokens(mirror, alphabet_size, []))
             self.spellings = Spellings(mirror)
@@ -140,10 +160,11 @@ class Trainer:
             raise ValueError(f"the chunks hold {position_total} symbols, more than the {MAX_POSITIONS} a trainer takes")
         # only chunks with a pair need their weight per position: a genome's N-split stretches of one base do not
         paired_weights = {weights[index] for index in range(len(chunks)) if len(chunks[index]) > 1}
-        uniform = len(paired_weights) <= 1
+        uniform = len(paired_weights) <= 1 and self.groups is None
         stride = UNIFORM_STRIDE if uniform else WEIGHED_STRIDE
         self.stride = stride
-        self.weight_indexed = not uniform and max(weights) >> 31 != 0
+        # with groups, WEIGHT is the chunk's index: its group weights are found from it
+        self.weight_indexed = not uniform and (self.groups is not None or max(weights) >> 31 != 0)
         node = vec[i32](capacity=position_total * stride)  # sized once (regrowing copies a genome's)
         for chunk_index in range(len(chunks)):
             chunk = chunks[chunk_index]
@@ -273,24 +294,32 @@ class Trainer:
         second_at = second * stride
         before = self._before(position)
         after = i64(node[second_at + NEXT])
+        lost_before = NO_PAIR
+        made_before = NO_PAIR
+        lost_after = NO_PAIR
+        made_after = NO_PAIR
         if before != DEAD:
             before_at = before * stride
             old = i64(node[before_at + PAIR])
+            lost_before = old
             if old != NO_PAIR:
                 self._change(old, -weight)
                 pairs.unchain(node, stride, old, before)
             created = self._pair_for(i64(node[before_at + SYMBOL]), new_id)
+            made_before = created
             node[before_at + PAIR] = i32(created)
             if created != NO_PAIR:
                 self._change(created, weight)
                 pairs.chain(node, stride, created, before)
         if after != DEAD:
             old = i64(node[second_at + PAIR])
+            lost_after = old
             if old != NO_PAIR:
                 self._change(old, -weight)
                 if old != merged:  # an overlapping occurrence of the pair being merged: see _merge_all
                     pairs.unchain(node, stride, old, second)
             created = self._pair_for(new_id, i64(node[after * stride + SYMBOL]))
+            made_after = created
             node[at + PAIR] = i32(created)
             if created != NO_PAIR:
                 self._change(created, weight)
@@ -304,6 +333,9 @@ class Trainer:
         node[end * stride + NEXT] = i32(position)
         node[second_at + SYMBOL] = i32(DEAD)
         node[second_at + PAIR] = i32(NO_PAIR)
+        groups = self.live_groups
+        if groups is not None:
+            groups.moved(i64(node[at + WEIGHT]), lost_before, made_before, lost_after, made_after, merged)
 
     def _before(self, position: i64) -> i64:
         """The token before `position`'s in its chunk, or DEAD: the slot before a token is the previous
@@ -407,9 +439,17 @@ class Trainer:
         reported: i64 = 0
         while learned < num_merges:
             self.step += 1  # stamps stay unique across replay and run
-            best = heap.best(pairs.count)
-            if best == NO_PAIR or pairs.count[best] < threshold:
-                break
+            groups = self._parity_groups()
+            group = NO_GROUP
+            if groups is not None:
+                group = groups.choose(threshold)
+                if group == NO_GROUP:
+                    break
+                best = groups.best(group)
+            else:
+                best = heap.best(pairs.count)
+                if best == NO_PAIR or pairs.count[best] < threshold:
+                    break
             left = i64(pairs.left[best])
             right = i64(pairs.right[best])
             new_id: i64 = self.alphabet_size + len(self.merges)
@@ -420,7 +460,10 @@ class Trainer:
             paired = partner_left != left or partner_right != right
             if paired and learned + 2 > num_merges:
                 break  # room for one merge only: stop, so the vocabulary stays closed under the mirror
-            heap.pop()
+            if groups is not None:
+                groups.take(group)
+            else:
+                heap.pop()
             self.touched = vec[i64]()
             # both merges are listed (and mirrored) first: the veto may ask about the partner's token
             self._list_merge(left, right, new_id + 1 if paired else new_id)
@@ -429,6 +472,8 @@ class Trainer:
             self.merge_counts.append(pairs.count[best])
             self._merge_all(best, left, right, new_id)
             pairs.count[best] = 0
+            if groups is not None:
+                groups.clear(best)
             learned += 1
             if paired:
                 partner = pairs.find(partner_left, partner_right)  # never seen (count 0): no id
@@ -436,10 +481,15 @@ class Trainer:
                 if partner >= 0:
                     self._merge_all(partner, partner_left, partner_right, new_id + 1)
                     pairs.count[partner] = 0
+                    if groups is not None:
+                        groups.clear(partner)
                 learned += 1
             touched = self.touched
             for index in range(len(touched)):
                 pair_id = touched[index]
+                if groups is not None:
+                    groups.list_pair(pair_id, self._tie(pair_id))
+                    continue
                 count = pairs.count[pair_id]
                 if count > 0 and heap.rose(pair_id, count):
                     heap.push(count, self._tie(pair_id), pair_id)
@@ -449,6 +499,19 @@ class Trainer:
         if progress is not None:
             progress(len(self.merges) - replayed)
         return self.merges
+
+    def _parity_groups(self) -> ChunkGroups | None:
+        """The groups, once their merges begin (after the warmup, plain BPE on the summed counts):
+        they are counted from the chunks as they are then, and serve every merge after."""
+        groups = self.groups
+        if groups is None or len(self.merges) < groups.warmup:
+            return None
+        if self.live_groups is None:
+            groups.start(self.pairs, self.node, self.stride, self.chunk_starts)
+            for pair_id in range(self.pairs.size()):
+                groups.list_pair(pair_id, self._tie(pair_id))
+            self.live_groups = groups
+        return groups
 
     def _partner(self, left: i64, right: i64) -> tuple[i64, i64]:
         """The pair to learn right after (left, right): itself when its token is its own mirror
