@@ -57,6 +57,17 @@ class InputConfig:
 
 
 @dataclass(frozen=True)
+class ParityConfig:
+    """Group-parity training (Parity-aware BPE): each group's training files and parallel dev
+    files (the same content in every group), by group name, in the config's order."""
+
+    groups: dict[str, tuple[str, ...]]
+    dev: dict[str, tuple[str, ...]]
+    warmup_merges: int = 0
+    window: int | None = None
+
+
+@dataclass(frozen=True)
 class TrainerConfig:
     vocab_size: int = 32768
     min_frequency: int = 1
@@ -64,6 +75,7 @@ class TrainerConfig:
     forbid: tuple[str, ...] = ()
     tie_break: str = "smallest"
     pad_to_multiple_of: int | None = None
+    parity: ParityConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -115,11 +127,26 @@ class Config:
             },
             "normalizer": [{"name": item.name, **item.options} for item in self.normalizers],
             "pretokenizer": {"name": self.pretokenizer.name, **self.pretokenizer.options},
-            "trainer": _section_dict(self.trainer),
+            "trainer": _trainer_dict(self.trainer),
             "special_tokens": _section_dict(self.special_tokens),
             "output": self.output,
             "max_length": self.max_length,
         }
+
+
+def _trainer_dict(trainer: TrainerConfig) -> dict[str, Any]:
+    """The trainer section; `parity` only when given (the configs written before it stay as they were)."""
+    section = _section_dict(trainer)
+    del section["parity"]
+    parity = trainer.parity
+    if parity is not None:
+        section["parity"] = {
+            "groups": {name: list(paths) for name, paths in parity.groups.items()},
+            "dev": {name: list(paths) for name, paths in parity.dev.items()},
+            "warmup_merges": parity.warmup_merges,
+            "window": parity.window,
+        }
+    return section
 
 
 def _section_dict(section: SampleConfig | TrainerConfig | SpecialTokensConfig) -> dict[str, Any]:
@@ -135,6 +162,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "trainer": tuple(item.name for item in fields(TrainerConfig)),
     "special_tokens": tuple(item.name for item in fields(SpecialTokensConfig)),
     "input.sample": tuple(item.name for item in fields(SampleConfig)),
+    "trainer.parity": tuple(item.name for item in fields(ParityConfig)),
 }
 
 
@@ -295,6 +323,30 @@ def input_paths(config: Config) -> list[str]:
     ]
 
 
+def parity_paths(config: Config) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(training, dev) files of `trainer.parity`, by group, found as `input_paths` finds input.paths."""
+    parity = config.trainer.parity
+    if parity is None:
+        return {}, {}
+    found: list[dict[str, list[str]]] = []
+    for key, section in (("groups", parity.groups), ("dev", parity.dev)):
+        by_group = {}
+        for name, paths in section.items():
+            what = f"trainer.parity.{key}.{name}"
+            if config.origin == "<dict>":
+                by_group[name] = list(paths)
+            elif config.overridden & {"trainer", "trainer.parity", f"trainer.parity.{key}", what}:
+                base = os.path.dirname(config.origin)
+                by_group[name] = [path if os.path.isabs(path) else os.path.join(base, path) for path in paths]
+            else:
+                base = os.path.dirname(config.origin)
+                by_group[name] = [
+                    _files_inside(base, path, config.origin, f"{what}[{number}]") for number, path in enumerate(paths)
+                ]
+        found.append(by_group)
+    return found[0], found[1]
+
+
 def _files_inside(base: str, path: str, origin: str, what: str) -> str:
     """`path` joined to `base` (see `contained_path`), once every file it names (a glob's matches,
     a directory's files) is found inside `base` too, symbolic links resolved."""
@@ -345,6 +397,7 @@ def parse_config(raw: dict[str, Any], origin: str) -> Config:
         pad_to_multiple_of=check.integer(
             trainer_raw, "pad_to_multiple_of", "trainer.pad_to_multiple_of", None, 1, MAX_PAD_MULTIPLE
         ),
+        parity=_parity(check, trainer_raw.get("parity")),
     )
 
     special_raw = check.mapping(raw.get("special_tokens"), "special_tokens")
@@ -407,6 +460,43 @@ def _patterns(check: _Checker, raw: dict[str, Any], key: str, path: str) -> tupl
             problem = " ".join(str(error).split())  # one line
             raise check.fail(f"{path}[{index}]", f"{_short(pattern)} is not a valid regex: {problem}") from None
     return patterns
+
+
+def _parity(check: _Checker, raw: Any) -> ParityConfig | None:
+    """`trainer.parity`: groups and dev, each a mapping of the same group names to file lists."""
+    if raw is None:
+        return None
+    raw = check.mapping(raw, "trainer.parity")
+    check.only_keys(raw, "trainer.parity")
+    named: list[dict[str, tuple[str, ...]]] = []
+    for key in ("groups", "dev"):
+        path = f"trainer.parity.{key}"
+        if key not in raw:
+            raise check.fail(path, "missing; map each group's name to its files")
+        section = check.mapping(raw[key], path)
+        files = {}
+        for name in section:
+            if not isinstance(name, str) or not name:
+                raise check.fail(path, f"a group's name must be a non-empty string, got {_short(name)}")
+            files[name] = check.strings(section, name, f"{path}.{name}")
+            if not files[name]:
+                raise check.fail(f"{path}.{name}", "no files; give at least one")
+        named.append(files)
+    groups, dev = named
+    if not groups:
+        raise check.fail("trainer.parity.groups", "no groups; give at least one, NAME: [files]")
+    for name in dev:
+        if name not in groups:
+            raise check.fail(f"trainer.parity.dev.{name}", f"not a group; the groups: {', '.join(groups)}")
+    for name in groups:
+        if name not in dev:
+            raise check.fail("trainer.parity.dev", f"no dev files for group {name!r} (each group needs its own)")
+    return ParityConfig(
+        groups=groups,
+        dev={name: dev[name] for name in groups},
+        warmup_merges=check.integer(raw, "warmup_merges", "trainer.parity.warmup_merges", 0, 0, MAX_VOCAB_SIZE) or 0,
+        window=check.integer(raw, "window", "trainer.parity.window", None, 1, MAX_VOCAB_SIZE),
+    )
 
 
 def _sample(check: _Checker, raw: Any) -> SampleConfig | None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bpe_core.config import Config, input_paths, load_config
+from bpe_core.config import Config, input_paths, load_config, parity_paths
 from bpe_core.contract import Normalizer, Pretokenizer, Reader
 from bpe_core.engine import mirror_tokens
 from bpe_core.errors import BpeError, check_argument, path_argument
@@ -63,6 +63,8 @@ def make_plan(
             key = "normalizer" if len(settings.normalizers) == 1 else f"normalizer[{index}]"
             raise BpeError(f"{settings.origin}: {key}: {error}") from None
     paths = _resolve_paths(settings, files)
+    if settings.trainer.parity is not None:  # its groups' files replace input.paths and any files given
+        paths = [path for group in parity_paths(settings)[0].values() for path in group]
     if not paths and need_paths:
         raise BpeError(f"{settings.origin}: input.paths: no input files (give files or set input.paths)")
     alphabet_size = len(pretokenizer.alphabet())

@@ -21,7 +21,7 @@ from typing import Any
 
 from bpe_core import progress as progress_bars
 from bpe_core.chunking import count_chunks, count_packed, count_packed_parts, normalize, piece_size, pieces
-from bpe_core.config import Config, RunnerConfig, parse_runner, sized_name
+from bpe_core.config import Config, RunnerConfig, parity_paths, parse_runner, sized_name
 from bpe_core.contract import (
     CountsPacked,
     MeasuresDocuments,
@@ -40,7 +40,7 @@ from bpe_core.counts import (
     symbol_width,
     unpack,
 )
-from bpe_core.engine import TIE_RULES, Trainer
+from bpe_core.engine import TIE_RULES, ChunkGroups, Trainer
 from bpe_core.errors import ArgumentError, BpeError, check_argument
 from bpe_core.files import reader_files
 from bpe_core.formats import native
@@ -147,17 +147,20 @@ def train(
     """
     started = time.perf_counter()
     _check_arguments(workers, progress, base, column)
+    groups = None
     if documents is not None or column is not None:
         if counts is not None:
             raise BpeError("give documents or counts to train from, not both")
         plan, items = _memory_plan(config, files, overrides, documents)
         check_base(plan, base)
+        _check_no_parity(plan, "documents")
         total = _count_memory(plan, items, column, _runner(plan.settings, runner, workers), progress)
     elif counts is not None:
         if files:
             raise BpeError("give input files or counts to train from, not both")
         plan = make_plan(config, None, overrides, need_paths=False)
         check_base(plan, base)
+        _check_no_parity(plan, "counts")
         if isinstance(counts, (str, os.PathLike, Counts)):
             raise ArgumentError(f"counts: expected a list of counts files or Counts, got one {type(counts).__name__}")
         named = [
@@ -171,8 +174,18 @@ def train(
     else:
         plan = make_plan(config, files, overrides)
         check_base(plan, base)
-        total = _count(plan, _runner(plan.settings, runner, workers), progress)
-    return _train_from(plan, total, progress, started, base)
+        if plan.settings.trainer.parity is not None:
+            total, groups = _count_groups(plan, _runner(plan.settings, runner, workers), progress)
+        else:
+            total = _count(plan, _runner(plan.settings, runner, workers), progress)
+    return _train_from(plan, total, progress, started, base, groups)
+
+
+def _check_no_parity(plan: Plan, given: str) -> None:
+    if plan.settings.trainer.parity is not None:
+        raise BpeError(
+            f"{plan.settings.origin}: trainer.parity: training by group reads each group's files; give no {given}"
+        )
 
 
 def _check_arguments(workers: Any, progress: Any, base: Any, column: Any) -> None:
@@ -417,6 +430,37 @@ def _count(plan: Plan, runner: RunnerConfig, progress: bool | None) -> Counts:
     return count_documents(plan, plan.reader.documents(plan.paths), workers, progress, fraction)
 
 
+def _count_groups(plan: Plan, runner: RunnerConfig, progress: bool | None) -> tuple[Counts, ChunkGroups]:
+    """`trainer.parity`: each group's training files and dev files counted apart, by the config's
+    reader and pretokenizer, then joined into one table: a chunk's weight is its training count
+    summed over the groups (what plain BPE, the warmup, counts), and the engine's `ChunkGroups`
+    keeps its count in each group's training and dev files. The inputs listed are the training
+    files'."""
+    settings = plan.settings
+    training, dev = parity_paths(settings)
+    names = list(training)
+    by_chunk: dict[bytes, dict[int, list[int]]] = {}  # chunk -> group -> [training count, dev count]
+    inputs: list[dict[str, Any]] = []
+    for kind, files in enumerate((training, dev)):
+        for group, name in enumerate(names):
+            reader = registry().reader(settings.input.reader, settings.input.options)
+            counted = _count(replace(plan, paths=files[name], reader=reader), runner, progress)
+            if kind == 0:
+                inputs.extend(counted.inputs)
+            for key, times in counted.chunks.items():
+                by_chunk.setdefault(key, {}).setdefault(group, [0, 0])[kind] += times
+    chunks = {key: sum(weights[0] for weights in by_group.values()) for key, by_group in by_chunk.items()}
+    entries = [
+        [value for group, weights in sorted(by_group.items()) for value in (group, *weights)]
+        for by_group in by_chunk.values()
+    ]
+    del by_chunk
+    parity = settings.trainer.parity
+    assert parity is not None  # only called with trainer.parity
+    groups = ChunkGroups(len(names), entries, parity.warmup_merges, parity.window or 0)
+    return Counts(counting_config(settings), plan.alphabet_size, chunks, inputs, {}), groups
+
+
 def _local_parts(plan: Plan, workers: int) -> list[dask.Task]:
     """The parts (byte ranges of large files, groups of small ones) that each process counts by
     reading them itself, as Dask tasks do: for packed chunks of at least LOCAL_PARTS_BYTES of
@@ -451,7 +495,12 @@ def _budget_fraction(plan: Plan, budget: int) -> float:
 
 
 def _train_from(
-    plan: Plan, counts: Counts, progress: bool | None, started: float, base: Tokenizer | None = None
+    plan: Plan,
+    counts: Counts,
+    progress: bool | None,
+    started: float,
+    base: Tokenizer | None = None,
+    groups: ChunkGroups | None = None,
 ) -> Tokenizer:
     settings = plan.settings
     pretokenizer = plan.pretokenizer
@@ -478,6 +527,7 @@ def _train_from(
         # tie_break hf: Hugging Face numbers the alphabet in code point order of its labels
         sorted(range(alphabet_size), key=pretokenizer.alphabet().__getitem__),
         symbol_mirror(pretokenizer),
+        groups,
     )
     symbol_count = sum(map(operator.mul, map(len, chunk_symbols), weights))  # no Python frame per chunk
     del chunk_symbols
