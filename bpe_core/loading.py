@@ -45,9 +45,9 @@ def load(path: str | os.PathLike[str]) -> Tokenizer:
             from bpe_core.formats import hf  # only this reader needs it
 
             read = partial(hf.spec_from_data, data, path)
-            return kept_tokenizer(content, "hf", path, read, partial(_built, where=path), Tokenizer.table_image)
+            return kept_tokenizer(content, "hf", path, read, partial(_built, where=path))
     read = partial(native.spec_from_content, content, path)
-    return kept_tokenizer(content, "native", (), read, partial(_built_from_file, where=path), Tokenizer.table_image)
+    return kept_tokenizer(content, "native", (), read, partial(_built_from_file, where=path))
 
 
 def _native_head(content: bytes) -> bool:
@@ -77,7 +77,7 @@ def from_hf(path: str | os.PathLike[str]) -> Tokenizer:
     path = path_argument(path, "from_hf(path)")
     content = read_file(path, "tokenizer.json")
     read = partial(hf.spec_from_content, content, path)
-    return kept_tokenizer(content, "hf", path, read, partial(_built, where=path), Tokenizer.table_image)
+    return kept_tokenizer(content, "hf", path, read, partial(_built, where=path))
 
 
 def from_tiktoken(
@@ -110,24 +110,20 @@ def _from_tiktoken(
 
     options = (path, pattern, sorted((special_tokens or {}).items()))  # the path: the spec names it
     read = partial(tiktoken.spec_from_content, content, path, pattern, special_tokens, no_pattern)
-    return kept_tokenizer(content, "tiktoken", options, read, _tokenizer, Tokenizer.table_image)
+    return kept_tokenizer(content, "tiktoken", options, read, Tokenizer)
 
 
-def _tokenizer(spec: TokenizerSpec, table_image: bytes) -> Tokenizer:
-    return Tokenizer(spec, table_image=table_image)
-
-
-def _built(spec: TokenizerSpec, table_image: bytes = b"", *, where: str) -> Tokenizer:
+def _built(spec: TokenizerSpec, *, where: str) -> Tokenizer:
     try:
-        return Tokenizer(spec, table_image=table_image)
+        return Tokenizer(spec)
     except BpeError as error:  # the ids do not fit together
         raise BpeError(f"{where}: {error}") from None
 
 
-def _built_from_file(spec: TokenizerSpec, table_image: bytes = b"", *, where: str) -> Tokenizer:
+def _built_from_file(spec: TokenizerSpec, *, where: str) -> Tokenizer:
     """Our own file: a field of the wrong shape that the field checks let through is reported as
     a malformed file, never a traceback."""
     try:
-        return _built(spec, table_image, where=where)
+        return _built(spec, where=where)
     except (KeyError, TypeError, ValueError) as error:
         raise BpeError(f"{where}: malformed tokenizer file ({type(error).__name__}: {error})") from error

@@ -1,20 +1,22 @@
-"""Tokenizer specs kept between processes, with the engine's merge table built from them, so that
-loading a large vocabulary a second time neither parses and checks its file nor builds its table.
+"""Tokenizer specs kept between processes, so that loading a large vocabulary a second time
+neither parses nor checks its file, nor recovers merges (a `.tiktoken` file holds none).
 
 An entry is found by a digest of the file's bytes, the reader and its options, and what the spec
-and the table are made by (bpe-core's version, the code of the readers and of the table, the
-installed plugins): a file that changed, a new bpe-core or another plugin finds no entry and is
-read as usual. Each entry holds a SHA-256 of its name and content, checked before use; an entry
-that is unreadable, foreign or damaged is read again from the file and replaced, never trusted.
+is made by (bpe-core's version, the code of the readers and of the merge recovery, for a compiled
+module the source it was compiled from, the installed plugins): a file that changed, a new
+bpe-core or another plugin finds no entry and is read as usual. Each entry holds a SHA-256 of its
+name and content, checked before use; an entry that is unreadable, foreign or damaged is read
+again from the file and replaced, never trusted.
 An entry is written only once a tokenizer was built from its spec (so its ids fit together),
 atomically (a temporary file renamed); a folder that cannot be written is only not used, and the
 folder keeps at most MAX_ENTRIES, the least recently used going first.
 
 The folder is `BPE_CORE_CACHE` if set (empty: keep nothing), else `$XDG_CACHE_HOME/bpe-core` or
 `~/.cache/bpe-core`. Files smaller than MIN_SIZE are read every time: that is cheaper than a kept
-copy. An entry is a header line, a JSON document of the small fields, the id lists as
-little-endian 32-bit (ids, merges) and 64-bit (counts) arrays, and the table image
-(`Encoder.table_image`).
+copy. An entry is a header line, a JSON document of the small fields, and the id lists as
+little-endian 32-bit (ids, merges) and 64-bit (counts) arrays. It holds no built table: the engine
+builds its merge table from the packed merges about as fast as it would read one back, and an
+image of it would be several times the size of the spec, to write, hash and read.
 """
 
 import contextlib
@@ -35,12 +37,13 @@ from bpe_core.plugins import registry
 from bpe_core.spec import ComponentConfig, IdLayout, PackedMerges, TokenizerSpec
 from bpe_core.version import VERSION
 
-MAGIC = b"bpe-core kept spec 1\n"
+MAGIC = b"bpe-core kept spec 2\n"
 MIN_SIZE = 1 << 18
 MAX_ENTRIES = 16
 PREFIX = "spec-"
 ABANDONED_AFTER = 3600  # seconds after which a temporary file is a killed writer's
-# the modules whose code makes a spec or a table image: a change to any of them makes new entries
+# the modules whose code makes a spec (the merges a .tiktoken file's are recovered by the engine's
+# kernel): a change to any of them makes new entries
 MAKERS = (
     "bpe_core.formats.native",
     "bpe_core.formats.hf",
@@ -49,9 +52,11 @@ MAKERS = (
     "bpe_core.spec",
     "bpe_core.spec_cache",
     "bpe_core.engine.encode.recover",
+    "bpe_core.engine.encode.kernel",
     "bpe_core.engine.encode.pair_ranks",
     "bpe_core.engine.tables",
 )
+COMPILED_SUFFIX = ".so"  # a mypyc module's: its code is in the group library, its source beside it
 Built = TypeVar("Built")
 # the arrays of an entry, in order: (name, typecode)
 ARRAYS = (("merges", "i"), ("merge_results", "i"), ("ids", "i"), ("merge_counts", "q"), ("token_usage", "q"))
@@ -62,20 +67,19 @@ def kept_tokenizer(
     reader: str,
     options: object,
     read: Callable[[], TokenizerSpec],
-    build: Callable[[TokenizerSpec, bytes], Built],
-    table_image: Callable[[Built], bytes],
+    build: Callable[[TokenizerSpec], Built],
 ) -> Built:
-    """`build(spec, b"")` of the spec `read()` makes of a file with these bytes (read by `reader`
-    with `options`), or `build(spec, image)` of the spec and merge table image an earlier process
-    kept of it: a spec is kept with `table_image` of the tokenizer built from it."""
+    """`build(spec)` of the spec `read()` makes of a file with these bytes (read by `reader` with
+    `options`), or of the spec an earlier process kept of it: a spec is kept once a tokenizer was
+    built from it."""
     path = _entry(content, reader, options)
     if path is None:
-        return build(read(), b"")
+        return build(read())
     name = os.path.basename(path)
     try:
         with open(path, "rb") as handle:
-            spec, image = _decoded(handle.read(), name)
-        built = build(spec, image)
+            spec = _decoded(handle.read(), name)
+        built = build(spec)
     except (OSError, ValueError, KeyError, TypeError, BpeError):  # none kept, or not a whole one
         pass
     else:
@@ -83,9 +87,9 @@ def kept_tokenizer(
             os.utime(path)  # recently used
         return built
     spec = read()
-    built = build(spec, b"")
+    built = build(spec)
     with contextlib.suppress(OSError, ValueError, TypeError):
-        _keep(path, _encoded(spec, table_image(built), name))
+        _keep(path, _encoded(spec, name))
     return built
 
 
@@ -117,6 +121,9 @@ def _makers_digest() -> str | None:
         module_file = found.origin if found is not None else None
         if module_file is None:
             return None
+        if module_file.endswith(COMPILED_SUFFIX):
+            folder, file_name = os.path.split(module_file)
+            module_file = os.path.join(folder, file_name.split(".")[0] + ".py")
         try:
             with open(module_file, "rb") as handle:
                 digest.update(handle.read())
@@ -125,7 +132,7 @@ def _makers_digest() -> str | None:
     return digest.hexdigest()
 
 
-def _encoded(spec: TokenizerSpec, image: bytes, name: str) -> bytes:
+def _encoded(spec: TokenizerSpec, name: str) -> bytes:
     """An entry's bytes: header, a SHA-256 of its name and the rest (so an entry under another
     name is refused as foreign), the rest."""
     layout = spec.layout
@@ -161,15 +168,14 @@ def _encoded(spec: TokenizerSpec, image: bytes, name: str) -> bytes:
     if isinstance(spec.internal_merges, PackedMerges):
         arrays[0] = spec.internal_merges.packed
     head = json.dumps(small, ensure_ascii=False).encode() + b"\n"
-    arrays.append(image)
     sizes = json.dumps([len(head), *map(len, arrays)]).encode() + b"\n"
     rest = sizes + head + b"".join(arrays)
     return MAGIC + hashlib.sha256(name.encode() + rest).digest() + rest
 
 
-def _decoded(entry: bytes, name: str) -> tuple[TokenizerSpec, bytes]:
-    """The spec and merge table image in the entry kept under `name`; a ValueError (or KeyError,
-    TypeError) when it is not a whole one, or another's."""
+def _decoded(entry: bytes, name: str) -> TokenizerSpec:
+    """The spec in the entry kept under `name`; a ValueError (or KeyError, TypeError) when it is
+    not a whole one, or another's."""
     if not entry.startswith(MAGIC):
         raise ValueError("not a kept spec")
     digest = hashlib.sha256(name.encode())
@@ -182,12 +188,10 @@ def _decoded(entry: bytes, name: str) -> tuple[TokenizerSpec, bytes]:
     small: dict[str, Any] = json.loads(entry[offset : offset + sizes[0]])
     offset += sizes[0]
     stored: dict[str, bytes] = {}
-    for (field, _), size in zip(ARRAYS, sizes[1:-1], strict=True):
+    for (field, _), size in zip(ARRAYS, sizes[1:], strict=True):
         stored[field] = entry[offset : offset + size]
         offset += size
     lists = {field: array(typecode, stored[field]) for field, typecode in ARRAYS if field != "merges"}
-    image = entry[offset : offset + sizes[-1]]
-    offset += sizes[-1]
     if offset != len(entry):
         raise ValueError("damaged")
     stored_layout = small["layout"]
@@ -199,7 +203,7 @@ def _decoded(entry: bytes, name: str) -> tuple[TokenizerSpec, bytes]:
             {token: symbols for token, symbols in stored_layout["orphans"]},
             {bytes(chunk): token for chunk, token in stored_layout["whole_chunks"]},
         )
-    spec = TokenizerSpec(
+    return TokenizerSpec(
         name=small["name"],
         pretokenizer=ComponentConfig(*small["pretokenizer"]),
         internal_merges=PackedMerges(stored["merges"]),
@@ -215,7 +219,6 @@ def _decoded(entry: bytes, name: str) -> tuple[TokenizerSpec, bytes]:
         provenance=small["provenance"],
         plugins=small["plugins"],
     )
-    return spec, image
 
 
 def _keep(path: str, entry: bytes) -> None:
