@@ -16,6 +16,8 @@ from bpe_core.engine.tables import END_WIDTH, MAX_PACKED
 from bpe_core.engine.train.chunk_counts import PADDING, ChunkCounts
 from bpe_core.engine.train.groups import ChunkGroups
 from bpe_core.engine.train.mirror import mirror_tokens
+from bpe_core.engine.train.picky import PickyTrainer
+from bpe_core.engine.train.picky import merge_list as picky_merge_list
 from bpe_core.engine.train.trainer import TIE_HF, TIE_LARGEST, TIE_RULES, TIE_SMALLEST, Trainer
 
 # the compiled modules (all but the packages' __init__), by their names under bpe_core.engine
@@ -36,6 +38,7 @@ ENGINE_MODULES = (
     "train.chunk_counts",
     "train.groups",
     "train.mirror",
+    "train.picky",
     "train.pair_heap",
     "train.pairs",
     "train.trainer",
@@ -85,6 +88,7 @@ __all__ = [
     "ChunkGroups",
     "Decoder",
     "Encoder",
+    "PickyTrainer",
     "TIE_HF",
     "TIE_LARGEST",
     "TIE_RULES",
@@ -94,6 +98,7 @@ __all__ = [
     "join_packed_pieces",
     "join_pieces",
     "mirror_tokens",
+    "picky_merge_list",
     "recover_merges",
     "train",
 ]

@@ -49,8 +49,11 @@ class PairHeap:
                 return pair_id
             tie = entries[1]
             self.pop()
-            if count > 0 and listed == self.listed[pair_id]:
-                self.push(count, tie, pair_id)
+            if listed == self.listed[pair_id]:  # its latest entry
+                if count > 0:
+                    self.push(count, tie, pair_id)
+                else:
+                    self.listed[pair_id] = 0  # none now: should its count rise again (picky.py), it gets one
             entries = self.entries
         return -1
 

@@ -17,6 +17,9 @@ pair. A forbidden pair gets no count, no occurrences and no heap entry, like a p
 `max_token_length`; the pair table remembers it, so its later occurrences cost one lookup and no
 call.
 
+A subclass may hook each merge (`before_merge`, `after_merge`) and split tokens back into parts
+(`split_token`): picky.py does, for Picky BPE.
+
 A mirror (an involution on the base symbols; the chunks must be closed under reversal with each
 symbol mirrored, as with both DNA strands counted) makes every merge be followed at once by a
 partner whose token is its mirror image, or taken alone if its token is its own; mirror.py says
@@ -460,10 +463,13 @@ class Trainer:
             paired = partner_left != left or partner_right != right
             if paired and learned + 2 > num_merges:
                 break  # room for one merge only: stop, so the vocabulary stays closed under the mirror
+            if not self.before_merge(best, new_id):
+                break  # a subclass's hook (picky.py): no id left for the merge
             if groups is not None:
                 groups.take(group)
             else:
                 heap.pop()
+                heap.listed[best] = 0  # no entry now: if a split (picky.py) counts the pair again, it needs one
             self.touched = vec[i64]()
             # both merges are listed (and mirrored) first: the veto may ask about the partner's token
             self._list_merge(left, right, new_id + 1 if paired else new_id)
@@ -484,6 +490,7 @@ class Trainer:
                     if groups is not None:
                         groups.clear(partner)
                 learned += 1
+            learned -= self.after_merge(left, right, new_id)  # a subclass's hook (picky.py): the tokens it removed
             touched = self.touched
             for index in range(len(touched)):
                 pair_id = touched[index]
@@ -541,6 +548,71 @@ class Trainer:
         if self.spellings is not None:
             self.mirror_of = append(self.mirror_of, mirror_id)
             self.spellings.add(left, right)
+
+    def before_merge(self, best: i64, new_id: i64) -> bool:
+        """A hook for a subclass (picky.py), called before pair `best` merges into `new_id`: False
+        stops training there. Plain training has nothing to do."""
+        return True
+
+    def after_merge(self, left: i64, right: i64, new_id: i64) -> i64:
+        """A hook for a subclass (picky.py), called after (left, right) merged into `new_id`: the
+        number of merged tokens it removed (they no longer count towards `num_merges`)."""
+        return 0
+
+    def split_token(self, position: i64, pieces: vec[i64]) -> None:
+        """Replace the token that starts at `position` by `pieces`, tokens whose symbols make its
+        own, in order (the inverse of merges), updating the pairs around and between them."""
+        node = self.node
+        stride = self.stride
+        pairs = self.pairs
+        at = position * stride
+        weight = self.uniform_weight if self.uniform_weight >= 0 else i64(node[at + WEIGHT])
+        if self.weight_indexed:
+            weight = self.chunk_weights[weight]
+        before = self._before(position)
+        after = i64(node[at + NEXT])
+        if before != DEAD:
+            old = i64(node[before * stride + PAIR])
+            if old != NO_PAIR:
+                self._change(old, -weight)
+                pairs.unchain(node, stride, old, before)
+        old = i64(node[at + PAIR])
+        if old != NO_PAIR:
+            self._change(old, -weight)
+            pairs.unchain(node, stride, old, position)
+        start = position
+        for index in range(len(pieces)):
+            piece = pieces[index]
+            size = self.token_length[piece]
+            following = start + size if index + 1 < len(pieces) else after
+            node[start * stride + SYMBOL] = i32(piece)
+            node[start * stride + NEXT] = i32(following)
+            node[start * stride + PAIR] = i32(NO_PAIR)
+            if size > 1:
+                node[(start + size - 1) * stride + NEXT] = i32(start)  # its last slot leads back (see _before)
+            start += size
+        if before != DEAD:
+            self._link_pair(before)
+        start = position
+        for index in range(len(pieces)):
+            if index + 1 < len(pieces) or after != DEAD:
+                self._link_pair(start)
+            start += self.token_length[pieces[index]]
+
+    def _link_pair(self, position: i64) -> None:
+        """Give the token at `position` and the next one their pair (counted and chained)."""
+        node = self.node
+        stride = self.stride
+        at = position * stride
+        weight = self.uniform_weight if self.uniform_weight >= 0 else i64(node[at + WEIGHT])
+        if self.weight_indexed:
+            weight = self.chunk_weights[weight]
+        following = i64(node[at + NEXT])
+        created = self._pair_for(i64(node[at + SYMBOL]), i64(node[following * stride + SYMBOL]))
+        node[at + PAIR] = i32(created)
+        if created != NO_PAIR:
+            self._change(created, weight)
+            self.pairs.chain(node, stride, created, position)
 
     def token_usage(self) -> list[int]:
         """How often each token id occurs in the weighted chunks now (the sum is the token count:

@@ -1,0 +1,333 @@
+"""Picky BPE for the trainer (Chizhov et al., EMNLP 2024, "BPE Gets Picky"): after each merge, a
+part that the merge absorbed almost whole is removed, its remaining occurrences split back into
+the tokens it was made of; and the merge list of the tokens that are left.
+
+The rule, as the authors' reference code (github.com/pchizhov/picky_bpe) has it. After merging
+(x1, x2) into x3, m times (weighted; overlapping (a, a) runs merge left to right, as in plain
+training), each of x1 and x2 (once if they are one token) loses m occurrences (2m for (a, a)) and
+is removed when the occurrences it has left are fewer than R x (left + m), R = `threshold`. That
+is intersection over self IoS(x) = m / (left + m) > tau with tau = 1 - R, the code's strict test;
+its denominator is the token's frequency just before the merge, except for (a, a), where the code
+subtracts 2m and divides by left + m, and so do we. x1 is tested and removed before x2, so x2's
+frequency includes what x1's removal gave back to it. Base symbols are never removed, nor any
+token of a base whose merges were replayed (continued training keeps the base's ids). A removed
+token's occurrences are replaced by the two tokens its merge joined, each, if it was removed
+since, by the latest token made with the same symbols if that one is present, else by its own
+parts, and so on down (the code's `walk`, where a token made again is the same object). Removed
+tokens do not count towards `num_merges`; training goes on until that many merged tokens are
+present. Where we differ, and why: a merge makes a new id every time, even for symbols a removed
+token had (the code gives the old token back; here the old id stays removed and the new one is
+made, so ids stay in merge order) or a present one has (the code merges into that token; here it
+is a second id with the same symbols, as plain training makes it, and it counts, as the code's
+vocabulary counter counts it); ties go by the trainer's tie_break (the code takes the first pair
+its Counter holds); and ids run out at the `max_vocab` the trainer was built for (training stops).
+
+Finding a removed token's occurrences: every place a token is put (the occurrences of the pair
+merged into it, listed from the pair's chain before the merge, and the pieces of a split) is
+appended to a per-token log; a removal walks its token's log once and keeps the entries whose
+position still starts that token, then the log is emptied. A scan of all positions per removal
+would cost the corpus each time; a chain per token kept exact would cost plain training a store on
+every merged occurrence. The log costs plain training nothing (the hooks do nothing there).
+
+`merge_list` turns the result into a plain merge list (ranked tokens, each made by one merge of
+two tokens of lower rank), so the tokenizer encodes, exports and continues training as any other:
+see its docstring for how it relates to the paper's inference, which replays merges and
+removals. This module does not read files or decide vocabulary sizes.
+"""
+
+from collections.abc import Sequence
+from typing import Final
+
+from librt.vecs import append, vec
+from mypy_extensions import i32, i64
+
+from bpe_core.engine.train.pairs import CHAIN_NEXT, END, SYMBOL, WEIGHT
+from bpe_core.engine.train.trainer import TIE_SMALLEST, Trainer
+
+MAX_LOG: Final = (1 << 31) - 1  # log entries are linked in 32 bits
+
+
+class PickyTrainer(Trainer):
+    """A Trainer that removes tokens as Picky BPE does (see the module docstring). `removals`:
+    (the number of merges made when it went, token id) per removal, in order; `present[id]`: 1 if
+    the token is in the vocabulary at the end."""
+
+    threshold: float
+    protected: i64  # ids below this one are never removed (-1: not known until the first merge)
+    present: vec[i32]
+    frequency: vec[i64]  # per token id at or above `protected`: its weighted occurrences now
+    spelling: list[str]  # per token id: its base symbols, one character each
+    latest: dict[str, int]  # symbols -> the latest token id made with them
+    log_head: vec[i32]  # per token id: its last log entry, or END
+    log_position: vec[i32]
+    log_next: vec[i32]
+    removals: list[tuple[int, int]]
+
+    def __init__(
+        self,
+        alphabet_size: int,
+        chunks: Sequence[Sequence[int]],
+        weights: list[int],
+        max_vocab: int,
+        threshold: float,
+        max_token_length: int = 0,
+        tie_break: int = TIE_SMALLEST,
+        symbol_order: list[int] | None = None,
+    ) -> None:
+        """`max_vocab` bounds the ids, removed tokens' included; `threshold` is R, 0 < R < 1."""
+        if not 0 < threshold < 1:
+            raise ValueError(f"threshold must be above 0 and below 1, got {threshold}")
+        if alphabet_size > 0x110000:
+            raise ValueError("Picky BPE spells tokens as strings: an alphabet of at most 0x110000 symbols")
+        super().__init__(alphabet_size, chunks, weights, max_vocab, max_token_length, tie_break, symbol_order)
+        self.threshold = threshold
+        self.protected = -1
+        self.present = vec[i32]()
+        self.frequency = vec[i64]()
+        self.spelling = []
+        self.latest = {}
+        self.log_head = vec[i32]()
+        self.log_position = vec[i32]()
+        self.log_next = vec[i32]()
+        self.removals = []
+
+    def _start(self) -> None:
+        """At the first merge of `run` (after any replay): the tokens so far are kept as they are."""
+        self.protected = self.alphabet_size + len(self.merges)
+        for token in range(self.protected):
+            if token < self.alphabet_size:
+                self._add_token(token, chr(token))
+            else:
+                left, right = self.merges[token - self.alphabet_size]
+                self._add_token(token, self.spelling[left] + self.spelling[right])
+            self.present[token] = 1
+
+    def _add_token(self, token: i64, spelling: str) -> None:
+        self.spelling.append(spelling)
+        self.latest[spelling] = token
+        self.present = append(self.present, i32(0))
+        self.frequency = append(self.frequency, 0)
+        self.log_head = append(self.log_head, i32(END))
+
+    def _log(self, token: i64, position: i64) -> None:
+        entry: i64 = len(self.log_position)
+        if entry >= MAX_LOG:
+            raise ValueError("Picky BPE's log of token places outgrew 32 bits")
+        self.log_position = append(self.log_position, i32(position))
+        self.log_next = append(self.log_next, self.log_head[token])
+        self.log_head[token] = i32(entry)
+
+    def _weight_at(self, position: i64) -> i64:
+        if self.uniform_weight >= 0:
+            return self.uniform_weight
+        weight = i64(self.node[position * self.stride + WEIGHT])
+        return self.chunk_weights[weight] if self.weight_indexed else weight
+
+    def before_merge(self, best: i64, new_id: i64) -> bool:
+        """Log where `new_id` will be (the pair's chain); False when no id is left for it."""
+        if self.protected < 0:
+            self._start()
+        if new_id + 1 >= self.id_bound:
+            return False
+        pairs = self.pairs
+        self._add_token(new_id, self.spelling[pairs.left[best]] + self.spelling[pairs.right[best]])
+        node = self.node
+        stride = self.stride
+        position = i64(pairs.head[best])
+        while position != END:
+            self._log(new_id, position)
+            position = i64(node[position * stride + CHAIN_NEXT])
+        return True
+
+    def after_merge(self, left: i64, right: i64, new_id: i64) -> i64:
+        """Count what the merge made, take it from its parts and remove those it absorbed almost
+        whole; the number removed."""
+        made: i64 = 0
+        entry = i64(self.log_head[new_id])
+        while entry != END:
+            position = i64(self.log_position[entry])
+            if self.node[position * self.stride + SYMBOL] == new_id:
+                made += self._weight_at(position)
+            entry = i64(self.log_next[entry])
+        self.frequency[new_id] = made
+        self.present[new_id] = 1
+        if left == right:
+            self._absorbed(left, 2 * made)
+            return self._remove_if_absorbed(left, made)
+        self._absorbed(left, made)
+        self._absorbed(right, made)
+        removed = self._remove_if_absorbed(left, made)
+        return removed + self._remove_if_absorbed(right, made)
+
+    def _absorbed(self, token: i64, amount: i64) -> None:
+        if token >= self.protected:
+            self.frequency[token] -= amount
+
+    def _remove_if_absorbed(self, token: i64, made: i64) -> i64:
+        if token < self.protected:
+            return 0
+        left_over = self.frequency[token]
+        if not float(left_over) < self.threshold * float(left_over + made):
+            return 0
+        pieces = vec[i64]()
+        pieces = self._pieces(token, pieces)
+        node = self.node
+        stride = self.stride
+        entry = i64(self.log_head[token])
+        while entry != END:
+            position = i64(self.log_position[entry])
+            entry = i64(self.log_next[entry])
+            if node[position * stride + SYMBOL] != token:
+                continue  # merged into a longer token since, or split already
+            weight = self._weight_at(position)
+            self.split_token(position, pieces)
+            start = position
+            for index in range(len(pieces)):
+                piece = pieces[index]
+                if piece >= self.protected:
+                    self.frequency[piece] += weight
+                    self._log(piece, start)
+                start += self.token_length[piece]
+        self.log_head[token] = i32(END)
+        self.present[token] = 0
+        self.frequency[token] = 0
+        self.removals.append((len(self.merges), token))
+        return 1
+
+    def _pieces(self, token: i64, pieces: vec[i64]) -> vec[i64]:
+        """`pieces` with the present tokens that `token`'s merge parts stand for appended."""
+        left, right = self.merges[token - self.alphabet_size]
+        pieces = self._piece(left, pieces)
+        return self._piece(right, pieces)
+
+    def _piece(self, part: i64, pieces: vec[i64]) -> vec[i64]:
+        if part < self.protected or self.present[part] != 0:
+            return append(pieces, part)
+        latest: i64 = self.latest[self.spelling[part]]
+        if self.present[latest] != 0:
+            return append(pieces, latest)
+        return self._pieces(part, pieces)
+
+    def present_tokens(self) -> list[bool]:
+        """Per token id: whether it is in the vocabulary."""
+        if self.protected < 0:  # no merge was tried
+            return [True] * (self.alphabet_size + len(self.merges))
+        return [self.present[token] != 0 for token in range(len(self.present))]
+
+
+def merge_list(
+    alphabet_size: int, merges: list[tuple[int, int]], present: list[bool], protected: int
+) -> tuple[list[tuple[int, int]], list[int]]:
+    """The present tokens as a plain merge list, in id order: the merges (new ids: the base
+    symbols, then one per merge) and, per merge, the id in `merges` of the token it makes.
+
+    A token keeps the merge that made it when both its parts are in the list. Otherwise (a part
+    was removed) its merge is found again as a `.tiktoken` import finds it: the two pieces its
+    symbols end in when encoded with the merges listed so far (lowest rank first, leftmost on
+    ties). When they end in more pieces, the removed tokens its merge joined are put back, just
+    before it (their own merges found the same way, first putting back theirs if need be), and it
+    is encoded again. A token still not made in two pieces is left out, and so are the removed
+    tokens that no listed token needs. A token whose merge is found again while a listed token has
+    its symbols is that token (what is built on it gets that id). The ids below `protected` (base
+    symbols, replayed merges) are listed as they are. With no removal, this is `merges` itself.
+
+    Picky BPE's own inference replays the training's merges and removals in order, word by word, so
+    a removed token is made and split again inside a word; a plain merge list has no removals, and
+    no tokenizer file (ours, Hugging Face's, tiktoken's) holds one. So encoding with this list is
+    not the paper's inference: a token that a kept token needs is kept, with an id, and is given on
+    its own where the paper's inference would split it; what holds is the vocabulary's longer
+    tokens, exact exports, and lossless encoding."""
+    size = alphabet_size + len(merges)
+    spelling: list[str] = [chr(symbol) for symbol in range(alphabet_size)]
+    for left, right in merges:
+        spelling.append(spelling[left] + spelling[right])
+    listing = MergeListing(alphabet_size, merges, spelling, size)
+    for token in range(alphabet_size, size):
+        if token < protected:
+            left, right = merges[token - alphabet_size]
+            listing.add(token, listing.listed_as[left], listing.listed_as[right])
+        elif present[token]:
+            left, right = merges[token - alphabet_size]
+            new_left = listing.listed_as[left]
+            new_right = listing.listed_as[right]
+            if new_left >= 0 and new_right >= 0:
+                listing.add_merge(token, new_left, new_right)
+            else:
+                listing.put_back(token)
+    return listing.new_merges, listing.sources
+
+
+class MergeListing:
+    """The merge list `merge_list` builds, with what finding merges again needs."""
+
+    alphabet_size: i64
+    merges: list[tuple[int, int]]
+    spelling: list[str]
+    bound: i64
+    listed_as: list[int]  # per token id in `merges`: its new id, or -1
+    token_of: dict[str, int]  # symbols -> the new id of the listed token with them
+    merge_of: dict[int, int]  # pair of new ids (left * bound + right) -> the new id it makes
+    new_merges: list[tuple[int, int]]
+    sources: list[int]
+
+    def __init__(self, alphabet_size: int, merges: list[tuple[int, int]], spelling: list[str], size: int) -> None:
+        self.alphabet_size = alphabet_size
+        self.merges = merges
+        self.spelling = spelling
+        self.bound = size + 1
+        self.listed_as = list(range(alphabet_size)) + [-1] * len(merges)
+        self.token_of = {spelling[symbol]: symbol for symbol in range(alphabet_size)}
+        self.merge_of = {}
+        self.new_merges = []
+        self.sources = []
+
+    def add(self, token: i64, left: i64, right: i64) -> i64:
+        new_id: i64 = self.alphabet_size + len(self.new_merges)
+        self.new_merges.append((left, right))
+        self.sources.append(token)
+        self.listed_as[token] = new_id
+        self.token_of.setdefault(self.spelling[token], new_id)
+        self.merge_of[left * self.bound + right] = new_id
+        return new_id
+
+    def add_merge(self, token: i64, left: i64, right: i64) -> None:
+        """List `token` as the merge of `left` and `right`; or, if that pair is listed already
+        (its parts were made again after a removal), as the token the pair makes."""
+        made = self.merge_of.get(left * self.bound + right, -1)
+        if made >= 0:
+            self.listed_as[token] = made
+        else:
+            self.add(token, left, right)
+
+    def put_back(self, token: i64) -> i64:
+        """The new id of a listed token with `token`'s symbols, listing it (and what it needs)
+        if there is none and it can be made; -1 if it cannot."""
+        listed = self.token_of.get(self.spelling[token], -1)
+        if listed >= 0:
+            self.listed_as[token] = listed  # what is built on it is built on that one
+            return listed
+        pieces = self.encoded(self.spelling[token])
+        if len(pieces) > 2:
+            left, right = self.merges[token - self.alphabet_size]
+            if self.put_back(left) < 0 or self.put_back(right) < 0:
+                return -1
+            pieces = self.encoded(self.spelling[token])
+        if len(pieces) != 2:
+            return -1
+        return self.add(token, pieces[0], pieces[1])
+
+    def encoded(self, symbols: str) -> list[int]:
+        """`symbols` encoded with the merges listed so far: the lowest new id first, leftmost on ties."""
+        pieces = [ord(symbol) for symbol in symbols]
+        while len(pieces) > 1:
+            best_at = -1
+            best: i64 = -1
+            for at in range(len(pieces) - 1):
+                made = self.merge_of.get(pieces[at] * self.bound + pieces[at + 1], -1)
+                if made >= 0 and (best < 0 or made < best):
+                    best = made
+                    best_at = at
+            if best_at < 0:
+                break
+            pieces[best_at : best_at + 2] = [best]
+        return pieces
