@@ -76,6 +76,7 @@ class TrainerConfig:
     tie_break: str = "smallest"
     pad_to_multiple_of: int | None = None
     parity: ParityConfig | None = None
+    residue: float | None = None  # Picky BPE's removal while training: R, tau = 1 - R
 
 
 @dataclass(frozen=True)
@@ -135,9 +136,12 @@ class Config:
 
 
 def _trainer_dict(trainer: TrainerConfig) -> dict[str, Any]:
-    """The trainer section; `parity` only when given (the configs written before it stay as they were)."""
+    """The trainer section; `parity` and `residue` only when given (the configs written before them
+    stay as they were)."""
     section = _section_dict(trainer)
     del section["parity"]
+    if trainer.residue is None:
+        del section["residue"]
     parity = trainer.parity
     if parity is not None:
         section["parity"] = {
@@ -398,7 +402,13 @@ def parse_config(raw: dict[str, Any], origin: str) -> Config:
             trainer_raw, "pad_to_multiple_of", "trainer.pad_to_multiple_of", None, 1, MAX_PAD_MULTIPLE
         ),
         parity=_parity(check, trainer_raw.get("parity")),
+        residue=_residue(check, trainer_raw.get("residue")),
     )
+    if trainer.residue is not None and trainer.parity is not None:
+        raise check.fail(
+            "trainer.residue",
+            "not with trainer.parity: a removal would change the counts the groups keep; give one of them",
+        )
 
     special_raw = check.mapping(raw.get("special_tokens"), "special_tokens")
     check.only_keys(special_raw, "special_tokens")
@@ -428,6 +438,19 @@ def parse_config(raw: dict[str, Any], origin: str) -> Config:
         origin=origin,
         max_length=check.integer(raw, "max_length", "max_length", None, 1, MAX_VOCAB_SIZE),
     )
+
+
+def _residue(check: _Checker, raw: Any) -> float | None:
+    """`trainer.residue`: R, a number above 0 and below 1 (Picky BPE's threshold tau is 1 - R)."""
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 < raw < 1:
+        raise check.fail(
+            "trainer.residue",
+            f"expected a number above 0 and below 1 (a token goes when fewer than this share of its "
+            f"occurrences are left after a merge; Picky BPE's tau is 1 minus it), got {_short(raw)}",
+        )
+    return float(raw)
 
 
 def parse_runner(raw: Any, origin: str) -> RunnerConfig:

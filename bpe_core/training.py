@@ -14,7 +14,7 @@ import operator
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -40,7 +40,7 @@ from bpe_core.counts import (
     symbol_width,
     unpack,
 )
-from bpe_core.engine import TIE_RULES, ChunkGroups, Trainer
+from bpe_core.engine import TIE_RULES, ChunkGroups, PickyTrainer, Trainer
 from bpe_core.errors import ArgumentError, BpeError, check_argument
 from bpe_core.files import reader_files
 from bpe_core.formats import native
@@ -517,7 +517,14 @@ def _train_from(
         list(counts.chunks) if width == 1 else [unpack(key, width) for key in counts.chunks]
     )
     weights = list(counts.chunks.values())
-    trainer = Trainer(
+    residue = settings.trainer.residue
+    if residue is not None and symbol_mirror(pretokenizer) is not None:
+        raise BpeError(
+            f"{settings.origin}: trainer.residue: not with pretokenizer {pretokenizer.name!r}, which counts both "
+            "strands (its vocabulary gains tokens in mirror pairs; a removal takes one)"
+        )
+    make_trainer: Callable[..., Trainer] = Trainer if residue is None else partial(PickyTrainer, threshold=residue)
+    trainer = make_trainer(
         alphabet_size,
         chunk_symbols,
         weights,
@@ -567,6 +574,8 @@ def _train_from(
     if base is not None:
         provenance["base"] = {"name": base.name, "sha256": base_digest(base), "vocab_size": base.vocab_size}
         provenance["merges_from_base"] = replayed
+    if isinstance(trainer, PickyTrainer):
+        provenance["picky"] = trainer.summary()
     provenance["lineage"] = [*lineage(base), {"config": settings.to_dict(), "inputs": provenance["inputs"]}]
     used = {
         plugins.plugin_of("pretokenizer", settings.pretokenizer.name),

@@ -115,15 +115,17 @@ THRESHOLDS = st.one_of(st.sampled_from([0.1, 0.3, 0.5, 0.9, 0.99]), st.floats(0.
 @given(corpus=corpora(), num_merges=st.integers(0, 30), threshold=THRESHOLDS, tie_break=TIE_RULES)
 def test_picky_trainer_matches_the_naive_reference(corpus, num_merges, threshold, tie_break):
     alphabet_size, chunks, weights = corpus
-    max_ids = alphabet_size + 2 * num_merges + 1
+    rule = ENGINE_TIE_RULES.index(tie_break)
     trainer = PickyTrainer(
-        alphabet_size, chunks, weights, max_ids, threshold, tie_break=ENGINE_TIE_RULES.index(tie_break)
+        alphabet_size, chunks, weights, alphabet_size + num_merges, tie_break=rule, threshold=threshold
     )
     trainer.run(num_merges)
+    # ids for as many merges again are kept for removed tokens
+    max_ids = alphabet_size + 2 * num_merges
     merges, removals, present, segments = picky_reference(
         alphabet_size, chunks, weights, num_merges, threshold, max_ids, tie_break
     )
-    assert trainer.merges == merges
+    assert trainer.training_merges == merges
     assert trainer.removals == removals
     assert trainer.present_tokens() == present
     assert trainer.segments() == segments
@@ -134,18 +136,21 @@ def test_picky_trainer_matches_the_naive_reference(corpus, num_merges, threshold
 def test_picky_training_is_plain_training_until_its_first_removal(corpus, num_merges, threshold, tie_break):
     alphabet_size, chunks, weights = corpus
     rule = ENGINE_TIE_RULES.index(tie_break)
-    picky = PickyTrainer(alphabet_size, chunks, weights, alphabet_size + 2 * num_merges + 1, threshold, tie_break=rule)
+    picky = PickyTrainer(
+        alphabet_size, chunks, weights, alphabet_size + num_merges, tie_break=rule, threshold=threshold
+    )
     picky.run(num_merges)
-    same = picky.removals[0][0] if picky.removals else len(picky.merges)
+    same = picky.removals[0][0] if picky.removals else len(picky.training_merges)
     plain = Trainer(alphabet_size, chunks, weights, alphabet_size + same, tie_break=rule)
     plain.run(same)
-    assert picky.merges[:same] == plain.merges
-    assert picky.merge_counts[:same] == plain.merge_counts
+    assert picky.training_merges[:same] == plain.merges
+    assert picky.training_counts[:same] == plain.merge_counts
     if not picky.removals:  # a threshold that removes nothing trains exactly as plain training
         assert picky.segments() == plain.segments()
-        merges, sources = picky_merge_list(alphabet_size, picky.merges, picky.present_tokens(), alphabet_size)
-        assert merges == plain.merges
-        assert sources == list(range(alphabet_size, alphabet_size + len(merges)))
+        assert picky.merges == plain.merges
+        assert picky.merge_counts == plain.merge_counts
+        assert picky.token_usage() == plain.token_usage()
+        assert picky.sources == list(range(alphabet_size, alphabet_size + len(picky.merges)))
 
 
 def spelled(alphabet_size: int, merges: list[tuple[int, int]]) -> list[tuple[int, ...]]:
@@ -159,20 +164,20 @@ def spelled(alphabet_size: int, merges: list[tuple[int, int]]) -> list[tuple[int
 @given(corpus=corpora(), num_merges=st.integers(0, 30), threshold=THRESHOLDS)
 def test_the_merge_list_makes_each_listed_token_from_two_listed_before_it(corpus, num_merges, threshold):
     alphabet_size, chunks, weights = corpus
-    trainer = PickyTrainer(alphabet_size, chunks, weights, alphabet_size + 2 * num_merges + 1, threshold)
+    trainer = PickyTrainer(alphabet_size, chunks, weights, alphabet_size + num_merges, threshold=threshold)
     trainer.run(num_merges)
     present = trainer.present_tokens()
-    merges, sources = picky_merge_list(alphabet_size, trainer.merges, present, alphabet_size)
-    trained = spelled(alphabet_size, trainer.merges)
+    merges, sources = picky_merge_list(alphabet_size, trainer.training_merges, present, alphabet_size)
+    assert trainer.merges == merges[:num_merges]
+    trained = spelled(alphabet_size, trainer.training_merges)
     listed = spelled(alphabet_size, merges)
     for rank, (left, right) in enumerate(merges):
         assert left < alphabet_size + rank and right < alphabet_size + rank
         assert listed[alphabet_size + rank] == trained[sources[rank]]
     assert len(set(sources)) == len(sources)
-    # a merge found again (not the training's) is the one encoding the token's symbols makes
-    listed_as = {source: alphabet_size + rank for rank, source in enumerate(sources)}
-    for rank, source in enumerate(sources):
-        left, right = trainer.merges[source - alphabet_size]
-        if merges[rank] != (listed_as.get(left, left), listed_as.get(right, right)):
+    if trainer.removals:  # each merge is the one encoding its token's symbols with the list makes
+        for rank in range(len(merges)):
             symbols = list(listed[alphabet_size + rank])
             assert encode_reference(alphabet_size, merges, symbols) == [alphabet_size + rank]
+    else:
+        assert merges == trainer.training_merges

@@ -35,12 +35,13 @@ see its docstring for how it relates to the paper's inference, which replays mer
 removals. This module does not read files or decide vocabulary sizes.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64
 
+from bpe_core.engine.train.groups import ChunkGroups
 from bpe_core.engine.train.pairs import CHAIN_NEXT, END, SYMBOL, WEIGHT
 from bpe_core.engine.train.trainer import TIE_SMALLEST, Trainer
 
@@ -48,9 +49,12 @@ MAX_LOG: Final = (1 << 31) - 1  # log entries are linked in 32 bits
 
 
 class PickyTrainer(Trainer):
-    """A Trainer that removes tokens as Picky BPE does (see the module docstring). `removals`:
-    (the number of merges made when it went, token id) per removal, in order; `present[id]`: 1 if
-    the token is in the vocabulary at the end."""
+    """A Trainer that removes tokens as Picky BPE does (see the module docstring). After `run`,
+    `merges` and `merge_counts` are the plain merge list of what is left (`merge_list`), cut to
+    the merges asked for, `sources[r]` is the id in `training_merges` of the token merge r makes,
+    and `token_usage` counts in those ids; `training_merges`, `training_counts`, `removals`
+    ((the number of merges made when it went, token id), in order), `present_tokens` and
+    `segments` are in the ids training used (a new id per merge)."""
 
     threshold: float
     protected: i64  # ids below this one are never removed (-1: not known until the first merge)
@@ -62,6 +66,9 @@ class PickyTrainer(Trainer):
     log_position: vec[i32]
     log_next: vec[i32]
     removals: list[tuple[int, int]]
+    training_merges: list[tuple[int, int]]
+    training_counts: list[int]
+    sources: list[int]
 
     def __init__(
         self,
@@ -69,17 +76,25 @@ class PickyTrainer(Trainer):
         chunks: Sequence[Sequence[int]],
         weights: list[int],
         max_vocab: int,
-        threshold: float,
         max_token_length: int = 0,
         tie_break: int = TIE_SMALLEST,
         symbol_order: list[int] | None = None,
+        mirror: list[int] | None = None,
+        groups: ChunkGroups | None = None,
+        *,
+        threshold: float,
     ) -> None:
-        """`max_vocab` bounds the ids, removed tokens' included; `threshold` is R, 0 < R < 1."""
+        """As Trainer's, with `threshold` R (0 < R < 1); no mirror and no groups (a removal would
+        change what they keep). Ids are kept for as many merges again as `max_vocab` holds, for
+        the removed tokens: training stops when they run out."""
         if not 0 < threshold < 1:
             raise ValueError(f"threshold must be above 0 and below 1, got {threshold}")
+        if mirror is not None or groups is not None:
+            raise ValueError("Picky BPE takes no mirror and no groups")
         if alphabet_size > 0x110000:
             raise ValueError("Picky BPE spells tokens as strings: an alphabet of at most 0x110000 symbols")
-        super().__init__(alphabet_size, chunks, weights, max_vocab, max_token_length, tie_break, symbol_order)
+        spare = max(max_vocab - alphabet_size, 0)
+        super().__init__(alphabet_size, chunks, weights, max_vocab + spare, max_token_length, tie_break, symbol_order)
         self.threshold = threshold
         self.protected = -1
         self.present = vec[i32]()
@@ -90,6 +105,55 @@ class PickyTrainer(Trainer):
         self.log_position = vec[i32]()
         self.log_next = vec[i32]()
         self.removals = []
+        self.training_merges = []
+        self.training_counts = []
+        self.sources = []
+
+    def run(
+        self,
+        num_merges: int,
+        min_frequency: int = 1,
+        progress: Callable[[int], None] | None = None,
+        veto: Callable[[int, int], bool] | None = None,
+    ) -> list[tuple[int, int]]:
+        """Train as Trainer.run does, removing tokens; then `merges` is the plain merge list of the
+        tokens present (`merge_list`), up to the replayed merges and `num_merges` more."""
+        replayed = len(self.merges)
+        super().run(num_merges, min_frequency, progress, veto)
+        self.training_merges = list(self.merges)
+        self.training_counts = list(self.merge_counts)
+        merges, sources = merge_list(
+            self.alphabet_size, self.training_merges, self.present_tokens(), self.alphabet_size + replayed
+        )
+        kept = min(len(merges), replayed + num_merges)  # put-back parts take room: the last-listed go
+        self.sources = sources[:kept]
+        self.merges.clear()  # the same list: a veto may hold it
+        self.merges.extend(merges[:kept])
+        self.merge_counts = [self.training_counts[source - self.alphabet_size] for source in self.sources]
+        return self.merges
+
+    def summary(self) -> dict[str, int]:
+        """What removal did (after `run`): removals made, tokens listed that training had removed
+        (put back for a longer token), and merged tokens present at the end but not listed (another
+        token has their symbols, no two listed tokens make them, or the cut to `num_merges`)."""
+        present = self.present_tokens()
+        listed = set(self.sources)
+        return {
+            "removals": len(self.removals),
+            "put_back": sum([1 for source in self.sources if not present[source]]),
+            "present_unlisted": sum(
+                [1 for token in range(self.alphabet_size, len(present)) if present[token] and token not in listed]
+            ),
+        }
+
+    def token_usage(self) -> list[int]:
+        """How often each token of `merges` occurs in the training's final segmentation (a present
+        token that `merge_list` left out is not counted)."""
+        trained = super().token_usage()
+        usage = trained[: self.alphabet_size]
+        for source in self.sources:
+            usage.append(trained[source])
+        return usage
 
     def _start(self) -> None:
         """At the first merge of `run` (after any replay): the tokens so far are kept as they are."""
@@ -221,15 +285,16 @@ def merge_list(
     """The present tokens as a plain merge list, in id order: the merges (new ids: the base
     symbols, then one per merge) and, per merge, the id in `merges` of the token it makes.
 
-    A token keeps the merge that made it when both its parts are in the list. Otherwise (a part
-    was removed) its merge is found again as a `.tiktoken` import finds it: the two pieces its
-    symbols end in when encoded with the merges listed so far (lowest rank first, leftmost on
-    ties). When they end in more pieces, the removed tokens its merge joined are put back, just
-    before it (their own merges found the same way, first putting back theirs if need be), and it
-    is encoded again. A token still not made in two pieces is left out, and so are the removed
-    tokens that no listed token needs. A token whose merge is found again while a listed token has
-    its symbols is that token (what is built on it gets that id). The ids below `protected` (base
-    symbols, replayed merges) are listed as they are. With no removal, this is `merges` itself.
+    With no removal, this is `merges` itself. Otherwise each token's merge is found again as a
+    `.tiktoken` import finds it: the two pieces its symbols end in when encoded with the merges
+    listed so far (lowest rank first, leftmost on ties); the training's own merge may not be that
+    one, since a removal's split leaves a segmentation that no rank order makes, and an export
+    must give the merges its import recovers. When they end in more pieces, the removed tokens its
+    merge joined are put back, just before it (their own merges found the same way, first putting
+    back theirs if need be), and it is encoded again. A token still not made in two pieces is left
+    out, and so are the removed tokens that no listed token needs; a token whose symbols a listed
+    token has is that token (what is built on it gets that id). The ids below `protected` (base
+    symbols, replayed merges) are listed as they are.
 
     Picky BPE's own inference replays the training's merges and removals in order, word by word, so
     a removed token is made and split again inside a word; a plain merge list has no removals, and
@@ -237,6 +302,8 @@ def merge_list(
     not the paper's inference: a token that a kept token needs is kept, with an id, and is given on
     its own where the paper's inference would split it; what holds is the vocabulary's longer
     tokens, exact exports, and lossless encoding."""
+    if all(present):
+        return list(merges), list(range(alphabet_size, alphabet_size + len(merges)))
     size = alphabet_size + len(merges)
     spelling: list[str] = [chr(symbol) for symbol in range(alphabet_size)]
     for left, right in merges:
@@ -247,13 +314,7 @@ def merge_list(
             left, right = merges[token - alphabet_size]
             listing.add(token, listing.listed_as[left], listing.listed_as[right])
         elif present[token]:
-            left, right = merges[token - alphabet_size]
-            new_left = listing.listed_as[left]
-            new_right = listing.listed_as[right]
-            if new_left >= 0 and new_right >= 0:
-                listing.add_merge(token, new_left, new_right)
-            else:
-                listing.put_back(token)
+            listing.put_back(token)
     return listing.new_merges, listing.sources
 
 
@@ -289,15 +350,6 @@ class MergeListing:
         self.token_of.setdefault(self.spelling[token], new_id)
         self.merge_of[left * self.bound + right] = new_id
         return new_id
-
-    def add_merge(self, token: i64, left: i64, right: i64) -> None:
-        """List `token` as the merge of `left` and `right`; or, if that pair is listed already
-        (its parts were made again after a removal), as the token the pair makes."""
-        made = self.merge_of.get(left * self.bound + right, -1)
-        if made >= 0:
-            self.listed_as[token] = made
-        else:
-            self.add(token, left, right)
 
     def put_back(self, token: i64) -> i64:
         """The new id of a listed token with `token`'s symbols, listing it (and what it needs)

@@ -617,7 +617,7 @@ class Trainer:
     def token_usage(self) -> list[int]:
         """How often each token id occurs in the weighted chunks now (the sum is the token count:
         symbols per token = compression)."""
-        usage = [0] * (self.alphabet_size + len(self.merges))
+        usage = [0] * len(self.token_length)  # every id made
         for index in range(len(self.chunk_starts)):
             weight = self.chunk_weights[index]
             position = self.chunk_starts[index]
