@@ -65,7 +65,7 @@ from _common import CL100K_PATTERN, O200K_PATTERN, REPO_ROOT, TUNING_TEXTS, VALI
 import bpe_core
 from bpe_core import engine
 from bpe_core.formats.tiktoken import read_ranks
-from bpe_core.residue import DEFAULT_THRESHOLD, token_usage
+from bpe_core.residue import DEFAULT_THRESHOLD, residue_tokens, token_usage
 
 VOCABULARIES = {"o200k": O200K_PATTERN, "cl100k": CL100K_PATTERN}  # name -> the pattern tiktoken uses
 
@@ -183,6 +183,80 @@ def residue_section(threshold: float = DEFAULT_THRESHOLD) -> None:
         )
     )
     print()
+
+
+PICKY_CONFIG = REPO_ROOT / "configs" / "gpt2-style.yaml"
+
+
+def picky_section(vocab_sizes: Sequence[int] = (8192, 32768), residues: Sequence[float] = (0.1, 0.2)) -> None:
+    """Print the Picky BPE table (`trainer.residue`): plain BPE and Picky BPE trained on the Python
+    docs' training part (configs/gpt2-style.yaml) at each vocabulary size and R (tau = 1 - R): the
+    removals during training (a share of the merges made), the removed tokens put back for longer
+    ones, tokens per byte on text none of them saw (the held-back docs and the validation texts) and
+    the residue share of the result (`bpe_core.residue` at R = 0.1, counted on the held-back docs).
+    Training seconds are measured, as a ratio to plain training in the same run."""
+    texts = held_back_texts()
+    total_size = sum(len(text.encode("utf-8")) for text in texts.values())
+    rows = []
+    with tempfile.TemporaryDirectory() as temporary:
+        directory = Path(temporary)
+        training = directory / "docs-training.txt"
+        training.write_text(_common.training_docs(), encoding="utf-8", newline="")
+        held_back = directory / "docs-held-back.txt"
+        held_back.write_text(_common.held_back_docs(), encoding="utf-8", newline="")
+        for vocab_size in vocab_sizes:
+            plain_seconds = 0.0
+            plain_tokens = 0
+            for residue in (None, *residues):
+                overrides: dict[str, Any] = {"trainer.vocab_size": vocab_size}
+                if residue is not None:
+                    overrides["trainer.residue"] = residue
+                started = time.perf_counter()
+                tokenizer = bpe_core.train(PICKY_CONFIG, [str(training)], overrides)
+                seconds = time.perf_counter() - started
+                tokens = sum(len(tokenizer.encode_ordinary(text)) for text in texts.values())
+                usage = token_usage(tokenizer, [str(held_back)])
+                residue_count = len(residue_tokens(tokenizer, usage, DEFAULT_THRESHOLD))
+                merged = len(tokenizer.merges)
+                picky = tokenizer.provenance.get("picky", {"removals": 0, "put_back": 0})
+                made = merged + picky["removals"]
+                if residue is None:
+                    plain_seconds = seconds
+                    plain_tokens = tokens
+                rows.append(
+                    [
+                        f"{vocab_size:,}",
+                        "plain" if residue is None else f"R {residue:g} (tau {1 - residue:g})",
+                        f"{picky['removals']:,} ({picky['removals'] / made:.1%})",
+                        f"{picky['put_back']:,}",
+                        f"{tokens / total_size:.4f}",
+                        f"{tokens / plain_tokens - 1:+.2%}",
+                        f"{residue_count:,} ({residue_count / merged:.1%})",
+                        f"{seconds / plain_seconds:.2f}",
+                    ]
+                )
+    print("### Picky BPE while training (`trainer.residue`)\n")
+    print(
+        markdown_table(
+            [
+                "vocab",
+                "training",
+                "removals (of merges made)",
+                "put back",
+                "tokens/byte held back",
+                "vs plain",
+                "residue after (R 0.1)",
+                "seconds vs plain",
+            ],
+            rows,
+        )
+    )
+    print(
+        "\nRemovals: tokens Picky BPE removed while training (a removed token does not count towards the "
+        "vocabulary, so each lets one more merge in); put back: removed tokens a longer token is made from, "
+        "kept with an id (a plain merge list has no removals; the last-learned tokens give way). Residue after: "
+        "`bpe_core.residue`'s measure of the trained vocabulary, as `bpe trim --residue` finds it.\n"
+    )
 
 
 LOCALES = Path("/usr/share/locale")
