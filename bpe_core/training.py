@@ -74,11 +74,13 @@ def check_config(
     check_base(plan, base)
     settings = plan.settings
     continued = f", continuing {base.name} ({len(base.spec.internal_merges)} merges)" if base is not None else ""
+    parity = settings.trainer.parity
+    grouped = f" in {len(parity.groups)} parity groups" if parity is not None else ""
     return (
         f"pretokenizer {settings.pretokenizer.name} ({plan.alphabet_size} base symbols), reader "
         f"{settings.input.reader}, "
         f"vocab {settings.trainer.vocab_size} = {plan.alphabet_size} + {plan.num_merges} merges + "
-        f"{len(settings.special_tokens.tokens)} special, {len(plan.paths)} input path(s){continued}"
+        f"{len(settings.special_tokens.tokens)} special, {len(plan.paths)} input path(s){grouped}{continued}"
     )
 
 

@@ -110,3 +110,37 @@ def test_parity_takes_no_counts_or_documents(genomes):
     config = dna_config(parity_option(genomes, ["lambda"]))
     with pytest.raises(bpe_core.BpeError, match="trainer.parity: .* give no documents"):
         bpe_core.train(config, documents=["ACGT"], progress=False)
+
+
+def test_a_config_file_names_group_files_relative_to_itself(tmp_path, genomes):
+    for species in ("lambda", "human"):
+        for part in ("train", "dev"):
+            (tmp_path / f"{species}-{part}.fa").write_text(Path(genomes[species][part]).read_text())
+    config = tmp_path / "parity.yaml"
+    config.write_text(
+        "input: {reader: fasta}\n"
+        "pretokenizer: {name: dna-nucleotides, case: fold, n: split, iupac: split}\n"
+        "trainer:\n"
+        "  vocab_size: 40\n"
+        "  parity:\n"
+        "    groups: {lambda: [lambda-train.fa], human: [human-train.fa]}\n"
+        "    dev: {lambda: [lambda-dev.fa], human: [human-dev.fa]}\n"
+    )
+    assert "2 input path(s) in 2 parity groups" in check_config(config)
+    tokenizer = bpe_core.train(config, progress=False)
+    assert tokenizer.vocab_size == 40
+    assert [item["path"] for item in tokenizer.provenance["inputs"]] == [
+        str(tmp_path / "lambda-train.fa"),
+        str(tmp_path / "human-train.fa"),
+    ]
+
+
+def test_a_group_file_outside_the_config_directory_is_refused(tmp_path):
+    config = tmp_path / "parity.yaml"
+    config.write_text(
+        "input: {reader: fasta}\n"
+        "pretokenizer: {name: dna-nucleotides}\n"
+        "trainer: {parity: {groups: {a: [../a.fa]}, dev: {a: [a-dev.fa]}}}\n"
+    )
+    with pytest.raises(bpe_core.BpeError, match=r"trainer\.parity\.groups\.a\[0\] '\.\./a\.fa' is outside"):
+        check_config(config)
