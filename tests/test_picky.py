@@ -5,10 +5,12 @@ absorbed almost whole, and the plain merge list of what is left.
   every token's frequency, and rewrites every chunk), makes the same merges, the same removals,
   the same vocabulary and the same segmentation as the engine on small random corpora, in both
   modes.
-- A threshold that removes nothing trains exactly as plain training.
-- `merge_list`: each token of the list is made by one merge of two tokens listed before it, has
-  the symbols of the token it stands for, and every present token is listed (kept back ones
-  included) unless it cannot be made; with no removal it is the trainer's merges.
+- Until its first removal it is plain training, merge for merge; a threshold that removes nothing
+  trains exactly as plain training, tokenizer included.
+- `merge_list`: each token of the list is made by one merge of two tokens listed before it and
+  has the symbols of the token it stands for; after removals each merge is the one encoding the
+  token's symbols with the list makes (what a `.tiktoken` import recovers, so exports are exact);
+  with no removal it is the trainer's merges.
 """
 
 from collections import Counter

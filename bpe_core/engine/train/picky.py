@@ -20,7 +20,8 @@ token had (the code gives the old token back; here the old id stays removed and 
 made, so ids stay in merge order) or a present one has (the code merges into that token; here it
 is a second id with the same symbols, as plain training makes it, and it counts, as the code's
 vocabulary counter counts it); ties go by the trainer's tie_break (the code takes the first pair
-its Counter holds); and ids run out at the `max_vocab` the trainer was built for (training stops).
+its Counter holds); and removed tokens' ids are bounded (as many again as the merges the trainer
+is built for: training stops when they run out).
 
 Finding a removed token's occurrences: every place a token is put (the occurrences of the pair
 merged into it, listed from the pair's chain before the merge, and the pieces of a split) is
@@ -30,9 +31,10 @@ would cost the corpus each time; a chain per token kept exact would cost plain t
 every merged occurrence. The log costs plain training nothing (the hooks do nothing there).
 
 `merge_list` turns the result into a plain merge list (ranked tokens, each made by one merge of
-two tokens of lower rank), so the tokenizer encodes, exports and continues training as any other:
-see its docstring for how it relates to the paper's inference, which replays merges and
-removals. This module does not read files or decide vocabulary sizes.
+two tokens of lower rank, the one a `.tiktoken` import recovers), so the tokenizer encodes,
+exports and continues training as any other: see its docstring for how it relates to the paper's
+inference, which replays merges and removals. This module does not read files or decide
+vocabulary sizes.
 """
 
 from collections.abc import Callable, Sequence
