@@ -37,9 +37,14 @@ and that part's track). The same songs are in every group, so the groups hold th
 three roles, and the piano accompaniment has about three times the notes of either other part.
 Songs numbered ...0 are the test songs (90), the other 728 but those numbered ...5 train. Parity
 training costs a group by the tokens of its dev set, so the dev sets must hold comparable content:
-each part's dev set is the first of the songs numbered ...5 (in order) that make about the events
-of the smallest part's 91 (the bridge's). Plain BPE (configs/midi-remi-bpe.yaml, vocab 2000)
-against parity training at the same vocabulary, measured as for the genomes, in events per token.
+each part's dev set is as many of the 91 songs numbered ...5 as make about the events of the
+smallest part's whole dev set (the bridge's), taken spread over the list (the songs' order is no
+sample: the early songs' piano parts compress worse than the later ones'). Plain BPE
+(configs/midi-remi-bpe.yaml, vocab 2000) against parity training at the same vocabulary, measured
+as for the genomes, in events per token.
+
+Both genomes and MIDI: parity training without and with the moving window of 100 merges, no
+warmup.
 
 Prints markdown tables and, run whole, writes the "Fairness and lean vocabularies" section of
 docs/benchmarks.md and its figures (docs/img/fairness_*.png). The numbers are counts, the same on
@@ -52,6 +57,7 @@ import argparse
 import contextlib
 import importlib.util
 import io
+import re
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -326,7 +332,8 @@ def language_groups(directory: Path, dev: Mapping[str, Sequence[str]]) -> dict[s
     return option
 
 
-def parity_baseline_section(vocab_size: int = 8192) -> None:
+def parity_baseline_section(vocab_size: int = 8192) -> dict[str, list[int]]:
+    """Print the languages' parity table; return each tokenizer's test tokens per language (English first)."""
     from bpe_core.evaluation import gini
 
     dev, test = parallel_sets()
@@ -346,11 +353,13 @@ def parity_baseline_section(vocab_size: int = 8192) -> None:
     languages = ["en", *PARITY_LANGUAGES]
     rows = []
     measured = {}
+    per_language = {}
     for label, tokenizer in tokenizers.items():
         costs = [sum(len(tokenizer.encode_ordinary(message)) for message in test[language]) for language in languages]
         worst = languages[costs.index(max(costs))]
         rows.append([label, f"{sum(costs):,}", f"{min(costs):,}", f"{max(costs):,} ({worst})", f"{gini(costs):.4f}"])
         measured[label] = (sum(costs), gini(costs), tokenizer.vocab_size)
+        per_language[label] = costs
     english = len(documents[0])
     others = sum(map(len, documents[1:]))
     print(
@@ -367,6 +376,7 @@ def parity_baseline_section(vocab_size: int = 8192) -> None:
                 f"(goal: -50% or lower), test tokens {total / plain_total - 1:+.2%} (goal: +2% or lower)."
             )
     print()
+    return per_language
 
 
 # ---------------------------------------------------------------------------------------------
@@ -386,6 +396,7 @@ SONGS_DIR = REPO_ROOT.parent / "shared" / "data" / "midi" / "pop909"
 PARTS = ("MELODY", "BRIDGE", "PIANO")  # POP909's tracks (after the tempo track), in every song
 MIDI_CONFIG = REPO_ROOT / "configs" / "midi-remi-bpe.yaml"
 MIDI_VOCAB = 2000
+GOLDEN = (5**0.5 - 1) / 2  # the spread order of `balanced`
 PARITY_WARMUP = 0  # merges trained plain before parity takes over (the paper's hybrid when > 0)
 
 
@@ -464,13 +475,12 @@ def plain_and_parity(
     train: Mapping[str, Sequence[str]],
     dev: Mapping[str, Sequence[str]],
     balance_dev: bool = False,
-) -> tuple[dict[str, tuple[bpe_core.Tokenizer, float]], dict[str, list[str]], str]:
+) -> tuple[dict[str, tuple[bpe_core.Tokenizer, float]], dict[str, list[str]]]:
     """Plain BPE on all the groups' training files, and parity training on the same files at the
-    same vocabulary size; each with its training seconds. With `balance_dev`, each group's dev set
-    is cut (whole files, in order) to about the base symbols of the smallest group's: parity
-    training costs a group by the tokens of its dev set, which must hold comparable content.
-    Returns the tokenizers, the dev sets used, and, without a parity trainer in this build (an
-    unknown `trainer.parity` key), why there is no parity row."""
+    same vocabulary size, without and with the moving window; each with its training seconds.
+    With `balance_dev`, each group's dev set is cut (whole files, in order) to about the base
+    symbols of the smallest group's: parity training costs a group by the tokens of its dev set,
+    which must hold comparable content. Returns the tokenizers and the dev sets used."""
     files = [path for paths in train.values() for path in paths]
     tokenizers = {}
     started = time.perf_counter()
@@ -479,22 +489,14 @@ def plain_and_parity(
     used = {name: list(paths) for name, paths in dev.items()}
     if balance_dev:
         used = balanced(plain, used)
-    missing = ""
-    started = time.perf_counter()
-    try:
+    for window in (None, PARITY_WINDOW):
+        started = time.perf_counter()
+        option = {**parity_option(train, used), "window": window}
         parity = bpe_core.train(
-            config,
-            files,
-            {"trainer.vocab_size": vocab_size, "trainer.parity": parity_option(train, used)},
-            progress=False,
+            config, overrides={"trainer.vocab_size": vocab_size, "trainer.parity": option}, progress=False
         )
-    except bpe_core.BpeError as error:
-        if "parity" not in str(error):
-            raise
-        missing = str(error)
-    else:
-        tokenizers["parity"] = (parity, time.perf_counter() - started)
-    return tokenizers, used, missing
+        tokenizers["parity" + (f", window {window}" if window else "")] = (parity, time.perf_counter() - started)
+    return tokenizers, used
 
 
 def base_symbols(tokenizer: bpe_core.Tokenizer, path: str) -> int:
@@ -503,18 +505,22 @@ def base_symbols(tokenizer: bpe_core.Tokenizer, path: str) -> int:
 
 
 def balanced(tokenizer: bpe_core.Tokenizer, dev: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
-    """Each group's first files up to the base symbols of the smallest group's whole dev set."""
+    """Each group's dev files, taken spread over its list (the golden-ratio order: every prefix
+    samples the whole list, not its start), up to the base symbols of the smallest group's whole
+    dev set; kept in their listed order."""
     sizes = {name: [base_symbols(tokenizer, path) for path in paths] for name, paths in dev.items()}
     target = min(sum(counts) for counts in sizes.values())
     cut = {}
     for name, paths in dev.items():
+        spread = sorted(range(len(paths)), key=lambda index: (index * GOLDEN) % 1)
         total = 0
-        cut[name] = []
-        for path, size in zip(paths, sizes[name]):
+        chosen = []
+        for index in spread:
             if total >= target:
                 break
-            cut[name].append(path)
-            total += size
+            chosen.append(index)
+            total += sizes[name][index]
+        cut[name] = [paths[index] for index in sorted(chosen)]
     return cut
 
 
@@ -560,11 +566,11 @@ def group_table(measured: Sequence[GroupResult], unit: str) -> str:
                 f"{result.seconds:.1f}",
             ]
         )
-    if len(measured) > 1:
-        plain, parity = measured[0], measured[1]
+    plain = measured[0]
+    for parity in measured[1:]:
         rows.append(
             [
-                "parity against plain",
+                f"{parity.label} against plain",
                 "",
                 *(f"{parity.per_group[name] / plain.per_group[name] - 1:+.1%}" for name in names),
                 f"{parity.overall / plain.overall - 1:+.2%}",
@@ -593,7 +599,7 @@ def genome_section(vocab_size: int = DNA_VOCAB) -> list[GroupResult]:
     """Print the genome table: nucleotides per token per species on the test stretches."""
     with tempfile.TemporaryDirectory(prefix="bpe-bench-fairness-dna-") as temporary:
         sets = genome_sets(Path(temporary))
-        tokenizers, _, missing = plain_and_parity(
+        tokenizers, _ = plain_and_parity(
             DNA_CONFIG,
             vocab_size,
             {name: [path] for name, path in sets["train"].items()},
@@ -606,8 +612,6 @@ def genome_section(vocab_size: int = DNA_VOCAB) -> list[GroupResult]:
         f"{STRETCH:,} bp of each genome, dev: the {STRETCH:,} bp before them; training bp: {sizes}\n"
     )
     print(group_table(measured, "nucleotides"))
-    if missing:
-        print(f"\nNo parity row: this build has no parity trainer ({missing}).")
     print()
     return measured
 
@@ -626,21 +630,17 @@ def midi_section(vocab_size: int = MIDI_VOCAB) -> list[GroupResult]:
     """Print the MIDI table: events per token per part (melody, bridge, piano) on the test songs."""
     with tempfile.TemporaryDirectory(prefix="bpe-bench-fairness-midi-") as temporary:
         sets = song_sets(Path(temporary))
-        tokenizers, dev, missing = plain_and_parity(
-            MIDI_CONFIG, vocab_size, sets["train"], sets["dev"], balance_dev=True
-        )
+        tokenizers, dev = plain_and_parity(MIDI_CONFIG, vocab_size, sets["train"], sets["dev"], balance_dev=True)
         measured = measure_groups(tokenizers, sets["test"])
     songs = len(sets["train"][PARTS[0]])
     dev_songs = ", ".join(f"{part} {len(paths)}" for part, paths in dev.items())
     print(
         f"### MIDI: POP909's {len(PARTS)} parts as groups, vocab {vocab_size:,} (configs/midi-remi-bpe.yaml); "
-        f"test: the {len(sets['test'][PARTS[0]])} songs numbered ...0; dev: the first songs numbered ...5, as many "
-        f"as make about the events of the smallest part's 91 (songs: {dev_songs}); training: the other "
-        f"{songs:,} songs' parts\n"
+        f"test: the {len(sets['test'][PARTS[0]])} songs numbered ...0; dev: songs numbered ...5, spread over the "
+        f"list, as many as make about the events of the smallest part's {len(sets['dev'][PARTS[0]])} (songs: "
+        f"{dev_songs}); training: the other {songs:,} songs' parts\n"
     )
     print(group_table(measured, "events"))
-    if missing:
-        print(f"\nNo parity row: this build has no parity trainer ({missing}).")
     print()
     return measured
 
@@ -660,49 +660,75 @@ def captured(section: Callable[[], Any]) -> tuple[str, Any]:
 
 def outcome(domain: str, measured: Sequence[GroupResult], unit: str) -> str:
     """One sentence on a domain: the Gini and the overall compression, parity against plain."""
-    plain = measured[0]
-    if len(measured) < 2:
-        return f"{domain}: plain BPE's Gini of {unit} per token is {plain.gini_per_token:.4f} (no parity row yet)."
-    parity = measured[1]
+    plain, *parities = measured
+    changes = [
+        f"{parity.label}: {parity.gini_per_token:.4f} ({_change(parity.gini_per_token, plain.gini_per_token)}, "
+        f"{parity.overall / plain.overall - 1:+.2%} {unit} per token over all groups)"
+        for parity in parities
+    ]
     return (
-        f"{domain}: parity training takes the Gini of {unit} per token from {plain.gini_per_token:.4f} to "
-        f"{parity.gini_per_token:.4f} ({_change(parity.gini_per_token, plain.gini_per_token)}), at "
-        f"{parity.overall / plain.overall - 1:+.2%} {unit} per token over all groups."
+        f"{domain}: the Gini of {unit} per token is {plain.gini_per_token:.4f} with plain BPE; "
+        + "; ".join(changes)
+        + "."
     )
 
 
-def figures(genomes: Sequence[GroupResult], songs: Sequence[GroupResult]) -> list[str]:
-    """The section's plots: symbols per token per group, plain against parity, and the Ginis."""
+def short_label(label: str) -> str:
+    """The languages table's name of one of our tokenizers as the other tables name it:
+    "parity-aware BPE 8,192, window 100 (ours)" is "parity, window 100"."""
+    label = re.sub(r" [0-9]+,[0-9]{3}\b", "", label.removesuffix(" (ours)"))
+    return label.replace("parity-aware BPE", "parity")
+
+
+def figures(
+    languages: Mapping[str, Sequence[int]], genomes: Sequence[GroupResult], songs: Sequence[GroupResult]
+) -> list[str]:
+    """The section's plots: each group's cost, plain BPE beside parity training, and the Ginis."""
     import _plots
 
+    from bpe_core.evaluation import gini
+
     blocks = []
+    ours = {short_label(label): costs for label, costs in languages.items() if label.endswith("(ours)")}
+    if ours:
+        names = ["en", *PARITY_LANGUAGES]
+        blocks.append(
+            _plots.grouped_bars(
+                "fairness_languages.png",
+                f"Tokens for the same {TEST_CATALOG} test messages in each language",
+                names,
+                {label: [float(cost) for cost in costs] for label, costs in ours.items()},
+                "tokens (lower: shorter)",
+            )
+        )
     for name, title, measured, unit in (
         ("fairness_genomes.png", "Nucleotides per token on each species' test stretch", genomes, "nucleotides"),
         ("fairness_midi.png", "Events per token on each part of the test songs", songs, "events"),
     ):
-        if not measured:
-            continue
-        groups = list(measured[0].per_group)
-        series = {result.label: [result.per_group[group] for group in groups] for result in measured}
-        blocks.append(_plots.grouped_bars(name, title, groups, series, f"{unit} per token (higher: shorter)"))
-    domains = {"genomes (species)": genomes, "MIDI (parts)": songs}
-    labels = [label for label in ("plain BPE", "parity") if any(r.label == label for m in domains.values() for r in m)]
-    gini_series = {
-        label: [
-            next((r.gini_per_token for r in measured if r.label == label), float("nan"))
-            for measured in domains.values()
-        ]
-        for label in labels
-    }
-    blocks.append(
-        _plots.grouped_bars(
-            "fairness_gini.png",
-            "Gini of symbols per token across groups (0: every group compressed alike)",
-            list(domains),
-            gini_series,
-            "Gini",
+        if measured:
+            groups = list(measured[0].per_group)
+            series = {result.label: [result.per_group[group] for group in groups] for result in measured}
+            blocks.append(_plots.grouped_bars(name, title, groups, series, f"{unit} per token (higher: shorter)"))
+    domains: dict[str, dict[str, float]] = {}
+    if ours:
+        domains["languages (test tokens)"] = {
+            label: gini([float(cost) for cost in costs]) or 0.0 for label, costs in ours.items()
+        }
+    if genomes:
+        domains["genomes (nucleotides/token)"] = {result.label: result.gini_per_token for result in genomes}
+    if songs:
+        domains["MIDI parts (events/token)"] = {result.label: result.gini_per_token for result in songs}
+    if domains:
+        labels = list(dict.fromkeys(label for values in domains.values() for label in values))
+        blocks.append(
+            _plots.grouped_bars(
+                "fairness_gini.png",
+                "Gini across groups (0: every group costs the same)",
+                list(domains),
+                {label: [values.get(label, float("nan")) for values in domains.values()] for label in labels},
+                "Gini",
+            )
         )
-    )
     return blocks
 
 
@@ -721,13 +747,14 @@ def main() -> None:
     marks = _common.cpu_marks()
     blocks: list[str] = []
     timings = []
+    languages: dict[str, list[int]] = {}
     genomes: list[GroupResult] = []
     songs: list[GroupResult] = []
     chosen = SECTIONS if args.section == "all" else (args.section,)
     for name in chosen:
         section_started = time.perf_counter()
         if name == "parity":
-            block, _ = captured(parity_baseline_section)
+            block, languages = captured(parity_baseline_section)
         elif name == "genomes":
             block, genomes = captured(genome_section)
         elif name == "midi":
@@ -736,7 +763,11 @@ def main() -> None:
             block, _ = captured(lambda: residue_section(args.threshold))
         blocks.append(block)
         timings.append(f"{name} {time.perf_counter() - section_started:.0f} s")
-    blocks += figures(genomes, songs)
+    said = [outcome("Genomes", genomes, "nucleotides")] if genomes else []
+    said += [outcome("MIDI", songs, "events")] if songs else []
+    if said:
+        blocks.insert(0, " ".join(said))
+    blocks += figures(languages, genomes, songs)
     other_cores = _common.other_cores_since(marks)
     threshold = f" --threshold {args.threshold:g}" if args.threshold != DEFAULT_THRESHOLD else ""
     _common.publish_report(
