@@ -6,11 +6,13 @@ This module knows special-token rules and worker pools, not tokenizers: it is ha
 tokenizer's `encode` and `encode_ordinary`.
 """
 
+import gc
 import itertools
 import threading
 import weakref
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import accumulate
 from typing import Any
 
@@ -62,6 +64,20 @@ def allowed_sets(
     return allowed
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a batch makes its lists of ids: each new list counts
+    towards a collection, and each collection walks every id of the young lists again. Lists of
+    ints make no cycles, so there is nothing for it to find meanwhile; it runs as before after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class BatchEncoder:
     """Encodes documents in order, here or in `workers` forked processes kept until `close()`."""
 
@@ -101,12 +117,27 @@ class BatchEncoder:
                 return self.encode_on_workers(documents, allowed, workers, weights)
             finally:
                 self.pool_lock.release()
+        with collector_paused():
+            return self.encode_here(documents, allowed, weights)
+
+    def encode_here(
+        self, documents: Sequence[Any], allowed: Sequence[frozenset[str]] | None, weights: list[int]
+    ) -> list[list[int]]:
+        """`encode` in this process: documents that hold no special token of their own are joined
+        in groups (`encode_strings`) where the tokenizer can, else encoded one by one."""
         if allowed is None or not any(allowed):  # no document holds a special token of its own
             if self.encode_ordinary_strings is not None and all(isinstance(item, str) for item in documents):
                 return self.encode_strings(documents, weights)
             encode_ordinary = self.encode_ordinary
             return [encode_ordinary(document) for document in documents]
         return [self.encode_item(item) for item in zip(documents, allowed)]
+
+    def encode_share(self, items: list[Item]) -> list[list[int]]:
+        """`encode_here` of a worker's share: (document, allowed) pairs."""
+        documents = [document for document, _ in items]
+        weights = [len(document) if isinstance(document, str) else 1 for document in documents]
+        with collector_paused():  # in a forked worker (this process's share is paused already)
+            return self.encode_here(documents, [allowed for _, allowed in items], weights)
 
     def encode_on_workers(
         self, documents: Sequence[Any], allowed: Sequence[frozenset[str]] | None, workers: int, weights: list[int]
@@ -119,10 +150,11 @@ class BatchEncoder:
             self.pool = None
         if self.pool is None or self.pool.workers != workers:
             self.close()
-            self.pool = WorkerPool(self.encode_item, workers, int_lists=True)
+            self.pool = WorkerPool(self.encode_share, workers, int_lists=True)
             self.finalizer = weakref.finalize(self, self.pool.close)
         items = list(zip(documents, allowed if allowed is not None else itertools.repeat(NO_SPECIALS)))
-        return self.pool.map(self.encode_item, items, weights)
+        with collector_paused():
+            return self.pool.map(self.encode_share, items, weights)
 
     def encode_strings(self, documents: Sequence[str], lengths: list[int]) -> list[list[int]]:
         """`encode_ordinary_strings` over consecutive groups of documents of up to

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from bpe_core.engine.alphabet import Alphabet
 from bpe_core.engine.decoder import Decoder, join_packed_pieces, join_pieces
 from bpe_core.engine.encode.encoder import Encoder
+from bpe_core.engine.encode.id_lists import pack_id_lists, unpack_id_lists
 from bpe_core.engine.encode.recover import recover_merges
 from bpe_core.engine.encode.unit_sides import CONTINUES, PLAIN, STARTS
 from bpe_core.engine.tables import END_WIDTH, MAX_PACKED
@@ -28,6 +29,7 @@ ENGINE_MODULES = (
     "tables",
     "encode.buckets",
     "encode.encoder",
+    "encode.id_lists",
     "encode.kernel",
     "encode.pair_ranks",
     "encode.range_cache",
@@ -98,7 +100,9 @@ __all__ = [
     "join_packed_pieces",
     "join_pieces",
     "mirror_tokens",
+    "pack_id_lists",
     "picky_merge_list",
     "recover_merges",
     "train",
+    "unpack_id_lists",
 ]

@@ -7,7 +7,6 @@ about tokenizers. multiprocessing and concurrent.futures are imported when work 
 forked, not before: a short command (one line to encode) forks nothing and need not pay for them.
 """
 
-import array
 import bisect
 import itertools
 import os
@@ -18,6 +17,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bpe_core.engine import pack_id_lists, unpack_id_lists
+
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
@@ -27,6 +28,11 @@ _worker_function: Callable[[Any], Any] | None = None
 # ordered_map's batches (with a weight): a few hundred reads, or one streamed text piece of a MiB
 BATCH_ITEMS = 256
 BATCH_WEIGHT = 1 << 16
+# ids below this travel back from a WorkerPool's processes as shared int objects (o200k_base's all do)
+BOXED_IDS = 1 << 18
+# a WorkerPool's own share weighs this much of a forked process's: this process also receives
+# and unpacks the others' results, and they would otherwise wait for it
+HERE_SHARE = 0.6
 
 
 def default_workers() -> int:
@@ -317,7 +323,7 @@ def _claim_and_hand_over(
     connection.send(result)
 
 
-def _serve(function: Callable[[Any], Any], connection: Any, int_lists: bool) -> None:
+def _serve(function: Callable[[list[Any]], list[Any]], connection: Any, int_lists: bool) -> None:
     """A WorkerPool process: for each list of items received, send back the list of results
     (or the exception raised); None ends it."""
     _end_with_parent()
@@ -326,51 +332,32 @@ def _serve(function: Callable[[Any], Any], connection: Any, int_lists: bool) -> 
         if items is None:
             return
         try:
-            results: Any = [function(item) for item in items]
-            if int_lists:
-                results = _pack_int_lists(results)
+            results: Any = function(items)
+            if int_lists:  # no int object per id on either side, nor pickled one by one
+                results = pack_id_lists(results)
         except BaseException as error:  # sent to the parent, which raises it
             results = error
         connection.send(results)
 
 
-def _pack_int_lists(lists: list[list[int]]) -> tuple[bytes, bytes]:
-    """Lists of ints as two arrays' bytes (the ints, then each list's length): pickling them int
-    by int, and unpickling into new int objects, cost more than the work on a short document."""
-    flat = array.array("q")
-    for values in lists:
-        flat.extend(values)
-    return flat.tobytes(), array.array("q", [len(values) for values in lists]).tobytes()
-
-
-def _unpack_int_lists(packed: tuple[bytes, bytes]) -> list[list[int]]:
-    flat = array.array("q")
-    lengths = array.array("q")
-    flat.frombytes(packed[0])
-    lengths.frombytes(packed[1])
-    values = flat.tolist()
-    lists: list[list[int]] = []
-    start = 0
-    for length in lengths:
-        lists.append(values[start : start + length])
-        start += length
-    return lists
-
-
 class WorkerPool:
     """Forked workers that live across calls, so state they build (a tokenizer's chunk cache)
-    stays warm from one batch to the next. The function is handed over by fork, never pickled.
-    As in `shared_map`, this process works too: `workers` cores take `workers - 1` forked
-    processes. Each call cuts the items into `workers` contiguous shares of about equal weight,
-    sends each forked process its share in one message (from a short-lived thread) and computes
-    the first share itself: no pool threads compete with the work for the interpreter lock. The
-    pool keeps no reference to the function (each call is handed it again), so an owner that the
-    function refers to can still be garbage-collected, and close the pool from a finalizer."""
+    stays warm from one batch to the next. The function is handed over by fork, never pickled;
+    it takes a list of items and gives their results in order (so it may group the work, as
+    encoding joins short documents). As in `shared_map`, this process works too: `workers`
+    cores take `workers - 1` forked processes. Each call cuts the items into `workers` contiguous
+    shares of about equal weight, sends each forked process its share in one message (from a
+    short-lived thread) and computes the first share itself: no pool threads compete with the
+    work for the interpreter lock. The pool keeps no reference to the function (each call is
+    handed it again), so an owner that the function refers to can still be garbage-collected,
+    and close the pool from a finalizer."""
 
-    def __init__(self, function: Callable[[Any], Any], workers: int, int_lists: bool = False) -> None:
-        """`int_lists`: the function returns lists of ints, which then travel back as arrays."""
+    def __init__(self, function: Callable[[list[Any]], list[Any]], workers: int, int_lists: bool = False) -> None:
+        """`int_lists`: each result is a list of ids (ints in 0..2^31 - 1), which then travel
+        back packed (`engine.pack_id_lists`)."""
         self.workers = workers
         self.int_lists = int_lists
+        self.boxes: list[object] = []  # the ints that unpacked ids are written as, made on first use
         self.owner = os.getpid()  # the workers are this process's: a process forked from it has none
         import multiprocessing
 
@@ -386,27 +373,31 @@ class WorkerPool:
             self.processes.append(process)
 
     def map(
-        self, function: Callable[[Any], Any], items: Sequence[Any], weights: Sequence[int] | None = None
+        self, function: Callable[[list[Any]], list[Any]], items: Sequence[Any], weights: Sequence[int] | None = None
     ) -> list[Any]:
-        """[function(item) for item in items], in order, `function` being the one the workers were
-        forked with (this process runs it on its own share); `weights` (default: 1 each) balance
-        the shares."""
-        shares = _shares(len(items), weights, len(self.connections) + 1)
+        """The results of `items`, in order, `function` being the one the workers were forked with
+        (this process runs it on its own share); `weights` (default: 1 each) balance the shares."""
+        shares = _shares(len(items), weights, len(self.connections) + 1, HERE_SHARE)
         # sent from a thread: a pipe takes a share only as fast as its worker reads it, and this
         # process starts on its own share meanwhile (the thread holds the interpreter lock only
         # between writes)
         sender = threading.Thread(target=self._send, args=(items, shares[1:]))
         sender.start()
         try:
-            results = [function(item) for item in items[shares[0][0] : shares[0][1]]]
+            results = function(list(items[shares[0][0] : shares[0][1]]))
         finally:  # the other shares' results are read even after an error here, so none is left for the next call
             sender.join()
             received = [self._receive(connection) for connection in self.connections]
         for share in received:
             if isinstance(share, BaseException):
                 raise share
-            results.extend(_unpack_int_lists(share) if self.int_lists else share)
+            results.extend(self._unpacked(share) if self.int_lists else share)
         return results
+
+    def _unpacked(self, packed: bytes) -> list[list[int]]:
+        if not self.boxes:
+            self.boxes = list(range(BOXED_IDS))
+        return unpack_id_lists(packed, self.boxes)
 
     def _send(self, items: Sequence[Any], shares: list[tuple[int, int]]) -> None:
         for connection, (start, end) in zip(self.connections, shares):
@@ -438,14 +429,16 @@ class WorkerPool:
                 process.terminate()
 
 
-def _shares(count: int, weights: Sequence[int] | None, parts: int) -> list[tuple[int, int]]:
-    """`parts` contiguous (start, end) ranges of range(count), of about equal total weight."""
+def _shares(count: int, weights: Sequence[int] | None, parts: int, first: float = 1.0) -> list[tuple[int, int]]:
+    """`parts` contiguous (start, end) ranges of range(count), of about equal total weight, except
+    the first, which weighs `first` times as much as each of the others."""
     totals = list(itertools.accumulate(weights if weights is not None else [1] * count))
     whole = totals[-1] if totals else 0
     shares: list[tuple[int, int]] = []
     start = 0
     for part in range(1, parts + 1):
-        end = count if part == parts else max(start, bisect.bisect_left(totals, whole * part / parts) + 1)
+        boundary = whole * (first + part - 1) / (first + parts - 1)
+        end = count if part == parts else max(start, bisect.bisect_left(totals, boundary) + 1)
         end = min(end, count)
         shares.append((start, end))
         start = end
