@@ -564,7 +564,7 @@ def _train_from(
     fractions = {item.get("sampled_fraction") for item in counts.inputs}
     provenance = {
         "inputs": [{"path": item["path"], "size": item["size"], "sha256": item["sha256"]} for item in counts.inputs],
-        "unique_chunks": len(counts.chunks),
+        "unique_chunks": len(weights) - weights.count(0),  # trainer.parity's dev-only chunks are not training input
         "chunks": sum(weights),
         "symbols": symbol_count,
         "tokens": sum(usage),

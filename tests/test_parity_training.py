@@ -129,6 +129,7 @@ def test_a_config_file_names_group_files_relative_to_itself(tmp_path, genomes):
     assert "2 input path(s) in 2 parity groups" in check_config(config)
     tokenizer = bpe_core.train(config, progress=False)
     assert tokenizer.vocab_size == 40
+    assert tokenizer.provenance["unique_chunks"] == 2  # the two training sequences: dev chunks are no training input
     assert [item["path"] for item in tokenizer.provenance["inputs"]] == [
         str(tmp_path / "lambda-train.fa"),
         str(tmp_path / "human-train.fa"),
