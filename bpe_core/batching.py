@@ -24,6 +24,10 @@ FEW_DOCUMENTS = 64  # a batch of this many documents or fewer is encoded in this
 # ...nor text of fewer characters a worker: a worker meets its share with a cold cache and sends
 # the ids back, so below this a batch is done sooner in this process alone
 MIN_CHARACTERS_PER_WORKER = 1 << 22
+# ...and forks for text only when it keeps this many processes busy: with two, this process's
+# receiving and unpacking of the other's ids, and the forked one's copy-on-write pages and cold
+# cache, cost about what the second core saves (and more when other programs share the cores)
+MIN_TEXT_PROCESSES = 3
 NO_SPECIALS: frozenset[str] = frozenset()
 STRINGS_PER_CALL = 1 << 20  # characters of documents the pretokenizer joins at once (`encode_strings`)
 
@@ -89,9 +93,9 @@ class BatchEncoder:
         encode_strings: Callable[[list[str]], list[list[int]]] | None,
     ) -> None:
         """`byte_level`: text, whose documents are weighed by their characters (and which takes no
-        more workers than it gives MIN_CHARACTERS_PER_WORKER each). `encode_strings`: given when
-        `encode_ordinary` would pack each string as it is, it encodes a list of strings packed in
-        one call."""
+        more workers than it gives MIN_CHARACTERS_PER_WORKER each, and forks none for fewer than
+        MIN_TEXT_PROCESSES). `encode_strings`: given when `encode_ordinary` would pack each string
+        as it is, it encodes a list of strings packed in one call."""
         self.encode_document = encode
         self.encode_ordinary = encode_ordinary
         self.encode_ordinary_strings = encode_strings
@@ -109,8 +113,9 @@ class BatchEncoder:
         theirs (None: no document may hold any, and in this process none is paired with its set)."""
         workers = workers or default_workers()
         weights = [len(document) if isinstance(document, str) else 1 for document in documents]
-        if self.byte_level:  # text: as many workers as it keeps busy
+        if self.byte_level:  # text: as many workers as it keeps busy, and none forked for fewer than three
             workers = min(workers, sum(weights) // MIN_CHARACTERS_PER_WORKER)
+            workers = workers if workers >= MIN_TEXT_PROCESSES else 1
         pooled = workers > 1 and len(documents) > FEW_DOCUMENTS and fork_available()
         if pooled and self.pool_lock.acquire(blocking=False):
             try:

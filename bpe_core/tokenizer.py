@@ -233,7 +233,8 @@ class Tokenizer:
     ) -> list[list[int]]:
         """`encode` for many documents in `workers` processes, order kept (see `batching`: this one and
         forked ones that stay up, their caches warm, until `close()`; text gives each worker at least
-        `batching.MIN_CHARACTERS_PER_WORKER` characters). Special tokens follow `encode`'s rules,
+        `batching.MIN_CHARACTERS_PER_WORKER` characters, and forks none for fewer than
+        `batching.MIN_TEXT_PROCESSES` processes). Special tokens follow `encode`'s rules,
         checked for every document before any is encoded: an error names the document's index.
 
         >>> tok.encode_batch(["a b", "c"], workers=2) == [tok.encode("a b"), tok.encode("c")]

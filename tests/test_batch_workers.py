@@ -6,11 +6,15 @@ batch's ids equal `encode`'s, forked or not, is tests/test_tokenizer_api.py's.
 """
 
 import gc
+from pathlib import Path
 
 import pytest
+from helpers.processes import child_processes, wait_until_gone
 from hypothesis import given
 from hypothesis import strategies as st
 
+import bpe_core
+from bpe_core import batching
 from bpe_core.batching import collector_paused
 from bpe_core.engine import pack_id_lists, unpack_id_lists
 from bpe_core.runners.local import HERE_SHARE, _shares
@@ -70,3 +74,27 @@ def test_the_collector_is_paused_for_a_batch_and_left_as_it_was(enabled: bool) -
         assert gc.isenabled() == enabled
     finally:
         gc.enable() if was else gc.disable()
+
+
+@pytest.fixture(scope="module")
+def small_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> bpe_core.Tokenizer:
+    path: Path = tmp_path_factory.mktemp("batch") / "corpus.txt"
+    path.write_text("the quick brown fox jumps over the lazy dog. " * 200, encoding="utf-8")
+    return bpe_core.train({"pretokenizer": {"name": "gpt2"}, "trainer": {"vocab_size": 300}}, [path], progress=False)
+
+
+def test_a_text_batch_that_keeps_only_two_processes_busy_forks_none(
+    small_tokenizer: bpe_core.Tokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(batching, "MIN_CHARACTERS_PER_WORKER", 1)  # any text keeps every process busy
+    documents = [f"document {index}: the lazy dog and the fox" for index in range(200)]
+    expected = [small_tokenizer.encode_ordinary(document) for document in documents]
+    small_tokenizer.close()
+    before = child_processes()
+    assert small_tokenizer.encode_ordinary_batch(documents, workers=2) == expected
+    assert child_processes() <= before
+    assert small_tokenizer.encode_ordinary_batch(documents, workers=batching.MIN_TEXT_PROCESSES) == expected
+    workers = child_processes() - before
+    assert len(workers) == batching.MIN_TEXT_PROCESSES - 1
+    small_tokenizer.close()
+    assert not wait_until_gone(workers)

@@ -267,6 +267,7 @@ def test_a_tokenizer_loaded_before_a_fork_works_in_the_children(shared_case, mon
     of its own while the parent's are up (they are the parent's: the child must not use them)."""
     monkeypatch.setattr(batching, "FEW_DOCUMENTS", 1)  # every batch goes to the worker processes
     monkeypatch.setattr(batching, "MIN_CHARACTERS_PER_WORKER", 1)
+    monkeypatch.setattr(batching, "MIN_TEXT_PROCESSES", 2)
     path, documents = shared_case
     tokenizer = bpe_core.load(path)
     FORKED.update(tokenizer=tokenizer, documents=documents)

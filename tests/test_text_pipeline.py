@@ -274,6 +274,7 @@ def test_decoding_invalid_utf8_replaces_the_bad_bytes(docs_tokenizers):
 
 def test_encode_batch_equals_encoding_one_by_one(docs_tokenizers, docs_text, monkeypatch):
     monkeypatch.setattr(bpe_core.batching, "MIN_CHARACTERS_PER_WORKER", 1)  # forked workers, however small
+    monkeypatch.setattr(bpe_core.batching, "MIN_TEXT_PROCESSES", 2)
     tokenizer = docs_tokenizers["cl100k"]
     documents = [docs_text[start : start + 700] for start in range(0, 140_000, 700)] + SCRIPTS
     expected = [tokenizer.encode(document) for document in documents]

@@ -422,6 +422,7 @@ def test_decode_of_an_id_outside_the_vocabulary_is_an_error_naming_it(tokenizer:
 def any_batch_forks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Text batches of any size go to forked workers (by default a small one stays in this process)."""
     monkeypatch.setattr(bpe_core.batching, "MIN_CHARACTERS_PER_WORKER", 1)
+    monkeypatch.setattr(bpe_core.batching, "MIN_TEXT_PROCESSES", 2)
 
 
 def test_encode_batch_keeps_order_and_equals_encode(tokenizer: bpe_core.Tokenizer, any_batch_forks: None) -> None:
