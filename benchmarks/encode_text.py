@@ -15,8 +15,8 @@ export, HF our `to_hf` export; bpe-openai only has the published vocabularies).
 
 Encoding, two inputs per text: (a) the text as one string, one call, one process; (b) the text
 cut at blank lines into documents of about 1 KB, one batch call asking for 2 workers: ours
-`encode_ordinary_batch(docs, workers=2)` (forked processes, but only for batches large enough:
-each row says how many processes ran), tiktoken and bpe-openai `encode_ordinary_batch(docs,
+`encode_ordinary_batch(docs, workers=2)` (forked processes only for batches large enough to keep
+three busy, so here one: each row says how many processes ran), tiktoken and bpe-openai `encode_ordinary_batch(docs,
 num_threads=2)`, HF `encode_batch` with RAYON_NUM_THREADS=2. Each run is a fresh interpreter
 that imports the library, loads the tokenizer and encodes the input twice. The headline is what
 a user pays: import, load and the first pass (bpe-openai reads its vocabularies when imported).
@@ -1021,9 +1021,10 @@ def method_notes(
         "loads our `to_tiktoken` file with the GPT-2 pattern, HF our `to_hf` file; bpe-openai has no way to load "
         "another vocabulary.",
         "Calls: bpe-core `encode_ordinary(text)` / `encode_ordinary_batch(docs, workers=2)` (it takes no more "
-        "workers than it gives `batching.MIN_CHARACTERS_PER_WORKER` characters each, so a batch of a ~1 MB text "
-        'runs in the calling process alone, in groups of documents joined: the "ran in" column says how many '
-        "processes each row took); tiktoken `encode_ordinary(text)` / `encode_ordinary_batch(docs, "
+        "workers than it gives `batching.MIN_CHARACTERS_PER_WORKER` characters each, and forks none for text "
+        "below `batching.MIN_TEXT_PROCESSES` processes, so with 2 asked every batch runs in the calling process "
+        'alone, in groups of documents joined: the "ran in" column says how many processes each row took); '
+        "tiktoken `encode_ordinary(text)` / `encode_ordinary_batch(docs, "
         "num_threads=2)`; bpe-openai its Rust backend's `encode(text)` (its `Encoding.encode_ordinary` refuses a "
         "string of a million characters or more) / `encode_ordinary_batch(docs, num_threads=2)`; HF "
         "`encode(text, add_special_tokens=False)` / `encode_batch(docs, add_special_tokens=False)` with "
@@ -1214,10 +1215,12 @@ def main() -> None:
     if results:
         blocks += [
             "### Batch against one string (first pass alone, MB/s of the batch over the one string's)",
-            "Where each batch ran is in brackets: bpe-core forks workers only when each gets at least "
-            "`bpe_core.batching.MIN_CHARACTERS_PER_WORKER` characters (below that, forking, each worker's own cold "
-            "cache and sending the ids back cost more than a second core saves), so on ~1 MB its column is the "
-            "cost of a call per document against one call, in one process. The others' columns are their threads.",
+            "Where each batch ran is in brackets: bpe-core forks workers for text only when each gets at least "
+            "`bpe_core.batching.MIN_CHARACTERS_PER_WORKER` characters and at least "
+            "`bpe_core.batching.MIN_TEXT_PROCESSES` processes are kept busy (below that, forking, each worker's "
+            "own cold cache and sending the ids back cost about what the other cores save), so with 2 asked its "
+            "column is the cost of a call per document against one call, in one process. The others' columns "
+            "are their threads.",
             scaling_table(results, texts),
             "### Every row",
             detail_table(results, options.runs),
