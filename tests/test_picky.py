@@ -3,8 +3,8 @@ absorbed almost whole, and the plain merge list of what is left.
 
 - A naive reference, written here as plainly as possible (every round recounts every pair and
   every token's frequency, and rewrites every chunk), makes the same merges, the same removals,
-  the same vocabulary and the same segmentation as the engine on small random corpora, in both
-  modes.
+  the same vocabulary and the same segmentation as the engine on small random corpora and on the
+  words of the Python docs, in both modes.
 - Until its first removal it is plain training, merge for merge; a threshold that removes nothing
   trains exactly as plain training, tokenizer included.
 - `merge_list`: each token of the list is made by one merge of two tokens listed before it and
@@ -13,11 +13,14 @@ absorbed almost whole, and the plain merge list of what is left.
   with no removal it is the trainer's merges.
 """
 
+import re
 from collections import Counter
 
 import pytest
+from helpers.modes import PURE
 from helpers.reference import encode_reference, merge_pair
 from helpers.strategies import TIE_RULES, WEIGHTS, chunk_shapes
+from helpers.text import docs_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -127,6 +130,24 @@ def test_picky_trainer_matches_the_naive_reference(corpus, num_merges, threshold
     merges, removals, present, segments = picky_reference(
         alphabet_size, chunks, weights, num_merges, threshold, max_ids, tie_break
     )
+    assert trainer.training_merges == merges
+    assert trainer.removals == removals
+    assert trainer.present_tokens() == present
+    assert trainer.segments() == segments
+
+
+@pytest.mark.parametrize("threshold", [0.1, 0.5])
+def test_picky_trainer_matches_the_naive_reference_on_words_of_the_docs(threshold):
+    words = Counter(re.findall(r" ?\w+| ?[^\w\s]+|\s+", docs_text()[: 8_000 if PURE else 40_000]))
+    chunks = [list(word.encode("utf-8")) for word in words]
+    weights = list(words.values())
+    num_merges = 120
+    trainer = PickyTrainer(256, chunks, weights, 256 + num_merges, threshold=threshold)
+    trainer.run(num_merges)
+    merges, removals, present, segments = picky_reference(
+        256, chunks, weights, num_merges, threshold, 256 + 2 * num_merges
+    )
+    assert removals  # the docs' words give removals at both thresholds
     assert trainer.training_merges == merges
     assert trainer.removals == removals
     assert trainer.present_tokens() == present
