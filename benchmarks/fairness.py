@@ -44,7 +44,9 @@ sample: the early songs' piano parts compress worse than the later ones'). Plain
 as for the genomes, in events per token.
 
 Both genomes and MIDI: parity training without and with the moving window of 100 merges, no
-warmup.
+warmup. Each of these tokenizers is also trimmed of residue (`bpe trim --residue`, R = 0.1, counted
+on the training files): the residue found, removed and kept back (it builds longer tokens), the
+test symbols per token before and after, and whether the trimmed tokenizer makes the same symbols.
 
 Prints markdown tables and, run whole, writes the "Fairness and lean vocabularies" section of
 docs/benchmarks.md and its figures (docs/img/fairness_*.png). The numbers are counts, the same on
@@ -595,6 +597,62 @@ def _change(after: float, before: float) -> str:
     return f"{after / before - 1:+.0%}" if before else "-"
 
 
+def residue_rows(
+    tokenizers: Mapping[str, tuple[bpe_core.Tokenizer, float]],
+    on: Sequence[str],
+    test: Mapping[str, Sequence[str]],
+    unit: str,
+) -> str:
+    """A table: each tokenizer trimmed of residue (`bpe trim --residue`, counted on the training
+    files), the residue found and removed, the symbols per token on the test files before and
+    after, and whether the trimmed tokenizer makes the same symbols (lossless)."""
+    from bpe_core.corpus.streaming import corpus_reader
+
+    rows = []
+    files = [path for paths in test.values() for path in paths]
+    for label, (tokenizer, _) in tokenizers.items():
+        trimmed, dropped, _ = bpe_core.trim(tokenizer, residue=True, threshold=DEFAULT_THRESHOLD, on=on)
+        stage = trimmed.provenance["lineage"][-1]["trim"]["asked"]["residue"]
+        before = 0
+        after = 0
+        symbols = 0
+        lossless = True
+        for document in corpus_reader(tokenizer).documents(files, strict=True):
+            ids = tokenizer.encode(document)
+            fewer = trimmed.encode(document)
+            made = [symbol for token in ids for symbol in tokenizer.token_symbols(token)]
+            lossless = lossless and made == [symbol for token in fewer for symbol in trimmed.token_symbols(token)]
+            before += len(ids)
+            after += len(fewer)
+            symbols += len(made)
+        merged = len(tokenizer.merges)
+        rows.append(
+            [
+                label,
+                f"{tokenizer.vocab_size:,}",
+                f"{stage['found']:,} ({stage['found'] / merged:.1%})",
+                f"{len(dropped):,}",
+                f"{stage['kept_back']:,}",
+                f"{symbols / before:.3f}",
+                f"{symbols / after:.3f}",
+                f"{after / before - 1:+.3%}",
+                "yes" if lossless else "NO",
+            ]
+        )
+    headers = [
+        "tokenizer",
+        "vocab",
+        f"residue found (R = {DEFAULT_THRESHOLD:g}; share of merges)",
+        "removed",
+        "kept back",
+        f"test {unit}/token before",
+        "after",
+        "tokens, change",
+        "same symbols",
+    ]
+    return markdown_table(headers, rows)
+
+
 def genome_section(vocab_size: int = DNA_VOCAB) -> list[GroupResult]:
     """Print the genome table: nucleotides per token per species on the test stretches."""
     with tempfile.TemporaryDirectory(prefix="bpe-bench-fairness-dna-") as temporary:
@@ -605,13 +663,17 @@ def genome_section(vocab_size: int = DNA_VOCAB) -> list[GroupResult]:
             {name: [path] for name, path in sets["train"].items()},
             {name: [path] for name, path in sets["dev"].items()},
         )
-        measured = measure_groups(tokenizers, {name: [path] for name, path in sets["test"].items()})
+        test = {name: [path] for name, path in sets["test"].items()}
+        measured = measure_groups(tokenizers, test)
+        residue = residue_rows(tokenizers, list(sets["train"].values()), test, "nucleotides")
     sizes = ", ".join(f"{species} {length - 2 * STRETCH:,}" for species, length in genome_lengths().items())
     print(
         f"### Genomes: {len(SPECIES)} species, vocab {vocab_size:,} (configs/dnabert2-style.yaml); test: the last "
         f"{STRETCH:,} bp of each genome, dev: the {STRETCH:,} bp before them; training bp: {sizes}\n"
     )
     print(group_table(measured, "nucleotides"))
+    print()
+    print(residue)
     print()
     return measured
 
@@ -632,6 +694,8 @@ def midi_section(vocab_size: int = MIDI_VOCAB) -> list[GroupResult]:
         sets = song_sets(Path(temporary))
         tokenizers, dev = plain_and_parity(MIDI_CONFIG, vocab_size, sets["train"], sets["dev"], balance_dev=True)
         measured = measure_groups(tokenizers, sets["test"])
+        training = [path for paths in sets["train"].values() for path in paths]
+        residue = residue_rows(tokenizers, training, sets["test"], "events")
     songs = len(sets["train"][PARTS[0]])
     dev_songs = ", ".join(f"{part} {len(paths)}" for part, paths in dev.items())
     print(
@@ -641,6 +705,8 @@ def midi_section(vocab_size: int = MIDI_VOCAB) -> list[GroupResult]:
         f"{dev_songs}); training: the other {songs:,} songs' parts\n"
     )
     print(group_table(measured, "events"))
+    print()
+    print(residue)
     print()
     return measured
 
