@@ -346,11 +346,11 @@ class WorkerPool:
     it takes a list of items and gives their results in order (so it may group the work, as
     encoding joins short documents). As in `shared_map`, this process works too: `workers`
     cores take `workers - 1` forked processes. Each call cuts the items into `workers` contiguous
-    shares of about equal weight, sends each forked process its share in one message (from a
-    short-lived thread) and computes the first share itself: no pool threads compete with the
-    work for the interpreter lock. The pool keeps no reference to the function (each call is
-    handed it again), so an owner that the function refers to can still be garbage-collected,
-    and close the pool from a finalizer."""
+    shares of about equal weight (this process's lighter, HERE_SHARE), sends each forked process
+    its share in one message (from a short-lived thread) and computes the first share itself: no
+    pool threads compete with the work for the interpreter lock. The pool keeps no reference to
+    the function (each call is handed it again), so an owner that the function refers to can
+    still be garbage-collected, and close the pool from a finalizer."""
 
     def __init__(self, function: Callable[[list[Any]], list[Any]], workers: int, int_lists: bool = False) -> None:
         """`int_lists`: each result is a list of ids (ints in 0..2^31 - 1), which then travel
