@@ -432,7 +432,6 @@ class Trainer:
             self.veto = veto
             self._veto_existing()
         pairs = self.pairs
-        replayed = len(self.merges)
         heap = PairHeap()
         for pair_id in range(pairs.size()):
             if pairs.count[pair_id] > 0:
@@ -504,7 +503,7 @@ class Trainer:
                 reported = learned
                 progress(learned)
         if progress is not None:
-            progress(len(self.merges) - replayed)
+            progress(learned)  # merged tokens learned and kept (picky.py removes some)
         return self.merges
 
     def _parity_groups(self) -> ChunkGroups | None:
