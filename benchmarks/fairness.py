@@ -655,7 +655,8 @@ def residue_rows(
         "tokens, change",
         "same symbols",
     ]
-    return markdown_table(headers, rows)
+    said = f"Trimmed of residue (`bpe trim --residue`, R = {DEFAULT_THRESHOLD:g}, counted on the training files):\n\n"
+    return said + markdown_table(headers, rows)
 
 
 def genome_section(vocab_size: int = DNA_VOCAB) -> list[GroupResult]:
@@ -742,6 +743,22 @@ def outcome(domain: str, measured: Sequence[GroupResult], unit: str) -> str:
         + "; ".join(changes)
         + "."
     )
+
+
+def language_outcome(languages: Mapping[str, Sequence[int]]) -> str:
+    """The languages' sentence: the Gini of test tokens and the total, parity against plain."""
+    from bpe_core.evaluation import gini
+
+    ours = {short_label(label): costs for label, costs in languages.items() if label.endswith("(ours)")}
+    plain, *parities = ours.items()
+    plain_gini = gini([float(cost) for cost in plain[1]]) or 0.0
+    changes = []
+    for label, costs in parities:
+        spread = gini([float(cost) for cost in costs]) or 0.0
+        changes.append(
+            f"{label}: {spread:.4f} ({_change(spread, plain_gini)}, {sum(costs) / sum(plain[1]) - 1:+.2%} test tokens)"
+        )
+    return f"Languages: the Gini of test tokens is {plain_gini:.4f} with plain BPE; " + "; ".join(changes) + "."
 
 
 def short_label(label: str) -> str:
@@ -836,7 +853,8 @@ def main() -> None:
             block, _ = captured(picky_section)
         blocks.append(block)
         timings.append(f"{name} {time.perf_counter() - section_started:.0f} s")
-    said = [outcome("Genomes", genomes, "nucleotides")] if genomes else []
+    said = [language_outcome(languages)] if languages else []
+    said += [outcome("Genomes", genomes, "nucleotides")] if genomes else []
     said += [outcome("MIDI", songs, "events")] if songs else []
     if said:
         blocks.insert(0, " ".join(said))
