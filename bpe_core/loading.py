@@ -46,8 +46,8 @@ def load(path: str | os.PathLike[str]) -> Tokenizer:
 
             read = partial(hf.spec_from_data, data, path)
             return kept_tokenizer(content, "hf", path, read, partial(_built, where=path))
-    read = partial(native.spec_from_content, content, path)
-    return kept_tokenizer(content, "native", (), read, partial(_built_from_file, where=path))
+    # our own file is not kept: its packed merges read about as fast as a kept spec would
+    return _built_from_file(native.spec_from_content(content, path), where=path)
 
 
 def _native_head(content: bytes) -> bool:
@@ -110,12 +110,16 @@ def _from_tiktoken(
 
     options = (path, pattern, sorted((special_tokens or {}).items()))  # the path: the spec names it
     read = partial(tiktoken.spec_from_content, content, path, pattern, special_tokens, no_pattern)
-    return kept_tokenizer(content, "tiktoken", options, read, Tokenizer)
+    return kept_tokenizer(content, "tiktoken", options, read, _tokenizer)
 
 
-def _built(spec: TokenizerSpec, *, where: str) -> Tokenizer:
+def _tokenizer(spec: TokenizerSpec, checked: bool) -> Tokenizer:
+    return Tokenizer(spec, checked=checked)
+
+
+def _built(spec: TokenizerSpec, checked: bool = False, *, where: str) -> Tokenizer:
     try:
-        return Tokenizer(spec)
+        return Tokenizer(spec, checked=checked)
     except BpeError as error:  # the ids do not fit together
         raise BpeError(f"{where}: {error}") from None
 

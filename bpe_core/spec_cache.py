@@ -1,5 +1,7 @@
 """Tokenizer specs kept between processes, so that loading a large vocabulary a second time
-neither parses nor checks its file, nor recovers merges (a `.tiktoken` file holds none).
+neither parses nor checks its file, nor recovers merges (a `.tiktoken` file holds none). The
+imports keep theirs (`.tiktoken` files, Hugging Face's `tokenizer.json`); our own file holds its
+merges packed and is read about as fast as an entry would be, so it is read every time.
 
 An entry is found by a digest of the file's bytes, the reader and its options, and what the spec
 is made by (bpe-core's version, the code of the readers and of the merge recovery, for a compiled
@@ -67,19 +69,19 @@ def kept_tokenizer(
     reader: str,
     options: object,
     read: Callable[[], TokenizerSpec],
-    build: Callable[[TokenizerSpec], Built],
+    build: Callable[[TokenizerSpec, bool], Built],
 ) -> Built:
-    """`build(spec)` of the spec `read()` makes of a file with these bytes (read by `reader` with
-    `options`), or of the spec an earlier process kept of it: a spec is kept once a tokenizer was
-    built from it."""
+    """`build(spec, False)` of the spec `read()` makes of a file with these bytes (read by
+    `reader` with `options`), or `build(spec, True)` of the spec an earlier process kept of it:
+    a spec is kept once a tokenizer was built from it, so its ids are known to fit."""
     path = _entry(content, reader, options)
     if path is None:
-        return build(read())
+        return build(read(), False)
     name = os.path.basename(path)
     try:
         with open(path, "rb") as handle:
             spec = _decoded(handle.read(), name)
-        built = build(spec)
+        built = build(spec, True)
     except (OSError, ValueError, KeyError, TypeError, BpeError):  # none kept, or not a whole one
         pass
     else:
@@ -87,7 +89,7 @@ def kept_tokenizer(
             os.utime(path)  # recently used
         return built
     spec = read()
-    built = build(spec)
+    built = build(spec, False)
     with contextlib.suppress(OSError, ValueError, TypeError):
         _keep(path, _encoded(spec, name))
     return built

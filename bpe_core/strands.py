@@ -43,14 +43,12 @@ def make_encoder(
     alphabet_size: int,
     merges: Sequence[tuple[int, int]],
     results: list[int] | None,
-    table_image: bytes = b"",
 ) -> Encoder:
     """The engine's encoder for these merges (`results`: the token each makes, for imports), with
     mirrored overlap resolution when the pretokenizer asks for it. Packed merges reach the engine
-    as they are; `table_image` (`Encoder.table_image` of an encoder for the same merges) is their
-    table, read instead of built (a ValueError if it is not a whole one)."""
+    as they are."""
     engine_merges = merges.packed if isinstance(merges, PackedMerges) else list(merges)
-    encoder = Encoder(alphabet_size, engine_merges, results=results, index_image=table_image)
+    encoder = Encoder(alphabet_size, engine_merges, results=results)
     asked = mirrored_overlaps(pretokenizer)
     if asked is None:
         return encoder

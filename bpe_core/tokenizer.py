@@ -51,12 +51,12 @@ class Tokenizer:
     'hello world'
     """
 
-    def __init__(self, spec: TokenizerSpec, components: Registry | None = None, table_image: bytes = b"") -> None:
+    def __init__(self, spec: TokenizerSpec, components: Registry | None = None, checked: bool = False) -> None:
         """Build a tokenizer from its spec (`train`, `load` and the importers make one), resolving
         the pretokenizer, normalizers and decoder by name in `components` (the installed plugins
-        by default). Raises a BpeError when the ids do not fit together. `table_image`: what
-        `table_image()` gave for a tokenizer built from this very spec (`spec_cache` keeps them):
-        the ids were checked then, and the merge table is read from it instead of built."""
+        by default). Raises a BpeError when the ids do not fit together. `checked`: the spec is
+        one a tokenizer was built from before (`spec_cache` keeps them, hashed), so its ids are
+        known to fit and are not checked again."""
         components = components or registry()
         # the registry the components were found in; the readers of its corpora come from it too
         self.components = components
@@ -74,9 +74,7 @@ class Tokenizer:
         self.decoder = components.decoder(pretokenizer.decoder, decoder_options)
 
         # the engine's encoder, and the ids it gives (training's, or an import's own)
-        self._encoder = make_encoder(
-            pretokenizer, self.alphabet_size, spec.internal_merges, spec.merge_results, table_image
-        )
+        self._encoder = make_encoder(pretokenizer, self.alphabet_size, spec.internal_merges, spec.merge_results)
         # the encoder keeps working buffers and caches from call to call: one thread at a time
         # (threads sharing a tokenizer take turns; decoding needs no turn)
         self._engine_lock = threading.Lock()
@@ -85,7 +83,7 @@ class Tokenizer:
         layout = spec.layout or IdLayout.trained(internal_count, spec.special_tokens, spec.special_position)
         if len(layout.ids) != internal_count:
             raise BpeError(f"{len(layout.ids)} ids for {internal_count} base symbols and merges")
-        if not table_image:
+        if not checked:
             layout.check(self.alphabet_size, spec.padding)
         if not layout.counts_up_from_zero():
             self._encoder.set_output_ids(layout.ids)
@@ -130,10 +128,6 @@ class Tokenizer:
 
         # to the oldest generation: young collections would traverse these vocabulary-sized lists
         gc.collect(1)
-
-    def table_image(self) -> bytes:
-        """The built merge table as bytes, for a cache to hand back to `Tokenizer` (see __init__)."""
-        return self._encoder.table_image()
 
     @property
     def merges(self) -> list[tuple[int, int]]:

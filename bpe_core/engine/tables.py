@@ -104,7 +104,20 @@ class IntTable:
         slot = self._slot(key)
         if self.slots[2 * slot] == key:
             self.slots[2 * slot + 1] = value
-            return
+        else:
+            self._insert(slot, key, value)
+
+    def put_new(self, key: i64, value: i64) -> bool:
+        """Set the value of a key not in the table and say True; say False for a key in it (one
+        probe where `get`, then `put`, take two)."""
+        slot = self._slot(key)
+        if self.slots[2 * slot] == key:
+            return False
+        self._insert(slot, key, value)
+        return True
+
+    def _insert(self, slot: i64, key: i64, value: i64) -> None:
+        """Put a new key in its free slot, `slot` (found again if the table grows or empties)."""
         if 2 * (self.count + 1) > self.mask + 1:
             if self.count >= self.limit:
                 self.clear()

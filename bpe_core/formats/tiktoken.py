@@ -20,10 +20,11 @@ import os
 import zlib
 from array import array
 from dataclasses import dataclass
+from itertools import accumulate
 from operator import itemgetter
 from typing import Any
 
-from bpe_core.engine import recover_merges
+from bpe_core.engine.encode.recover import NO_RANK, RankedTokens, read_ranked_lines, recover_merges
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, make_directory, read_file
 from bpe_core.formats.layout import MAX_ID
@@ -174,7 +175,11 @@ def spec_from_content(
     to do (default: give the pattern)."""
     content = _unpacked(stored, path)  # read once: recognised by its hash, then parsed
     published = PUBLISHED.get(hashlib.sha256(content).hexdigest())
-    ranks = _ranks_of(content, path)
+    lines = read_ranked_lines(content.rstrip())
+    if lines is not None and not lines.in_order:
+        lines = None  # ranks in another order: sorted by the reading below
+    # a file the one-pass reader gives up on is read line by line (whose errors name the line)
+    ranks = _ranks_of(content, path) if lines is None else {}
     if pattern is None:
         if published is None:
             raise BpeError(
@@ -183,7 +188,10 @@ def spec_from_content(
                 + (no_pattern or f"give its pattern ({', '.join(NAMED_PATTERNS)} or a regex)")
             )
         pattern = published.pattern
-    missing = [byte for byte in range(256) if bytes([byte]) not in ranks]
+    if lines is None:
+        missing = [byte for byte in range(256) if bytes([byte]) not in ranks]
+    else:
+        missing = [byte for byte in range(256) if lines.byte_ranks[byte] == NO_RANK]
     if missing:
         raise BpeError(
             f"{path}: {len(missing)} single bytes have no rank (first: {missing[0]}); tiktoken needs all 256"
@@ -193,25 +201,16 @@ def spec_from_content(
     if shared:
         tokens = [token for token, token_id in specials.items() if token_id == shared[0]]
         raise BpeError(f"special tokens {tokens[0]!r} and {tokens[1]!r} both have id {shared[0]}")
-    clash = sorted(set(specials.values()) & set(ranks.values()))
+    if lines is None:
+        clash = sorted(set(specials.values()) & set(ranks.values()))
+    else:  # the ranks are 0 to count - 1
+        clash = sorted(token_id for token_id in set(specials.values()) if 0 <= token_id < lines.count)
     if clash:
         raise BpeError(f"special token id {clash[0]} is also the rank of a regular token in {path}")
-    longer = [(token, rank) for token, rank in sorted(ranks.items(), key=itemgetter(1)) if len(token) > 1]
-    recovered = array("i", recover_merges([token for token, _ in longer]))  # little-endian: a pair per token
-    ids = [ranks[bytes([byte])] for byte in range(256)]
-    orphans: dict[int, list[int]] = {}
-    if min(recovered, default=0) >= 0:  # every token has its merge
-        merges = PackedMerges(recovered.tobytes())
-        ids.extend(rank for _, rank in longer)
-    else:
-        kept = array("i")
-        for index, (token, rank) in enumerate(longer):
-            if recovered[2 * index] >= 0:
-                kept.extend(recovered[2 * index : 2 * index + 2])
-                ids.append(rank)
-            else:
-                orphans[rank] = list(token)
-        merges = PackedMerges(kept.tobytes())
+    recovered = None if lines is None else _recovered_in_order(lines)
+    if recovered is None:  # read line by line: an orphan, or a token listed twice, is found there
+        recovered = _recovered(ranks or _ranks_of(content, path))
+    merges, ids, orphans = recovered
     name = os.path.basename(path).split(".")[0]
     pretokenizer = pretokenizer_for(pattern)
     return TokenizerSpec(
@@ -230,6 +229,42 @@ def spec_from_content(
             "unreachable_tokens": sorted(orphans),
         },
     )
+
+
+def _recovered_in_order(lines: RankedTokens) -> tuple[PackedMerges, list[int], dict[int, list[int]]] | None:
+    """The merges, ids and (no) orphans of a file read in one pass whose ranks are its line
+    numbers, with no Python object per token; None when some token has no merge (then
+    `_recovered` says which, and finds a token listed twice, which is one)."""
+    recovered = recover_merges(lines.packed, lines.ends)  # little-endian: a pair per longer token
+    if not recovered[3::4].isascii():  # a negative id: (-1, -1), a token no merge makes
+        return None
+    ids = list(lines.byte_ranks)
+    # the longer tokens' ranks, in order: every rank but the single bytes'
+    singles = sorted(lines.byte_ranks)
+    for before, after in zip([-1, *singles], [*singles, lines.count], strict=True):
+        ids.extend(range(before + 1, after))
+    return PackedMerges(recovered), ids, {}
+
+
+def _recovered(ranks: dict[bytes, int]) -> tuple[PackedMerges, list[int], dict[int, list[int]]]:
+    """The merges, ids and orphans (tokens no merge makes) of a vocabulary given as its ranks."""
+    longer = [(token, rank) for token, rank in sorted(ranks.items(), key=itemgetter(1)) if len(token) > 1]
+    packed = b"".join(token for token, _ in longer)
+    ends = array("i", accumulate(len(token) for token, _ in longer)).tobytes()
+    recovered = array("i", recover_merges(packed, ends))  # little-endian: a pair per token
+    ids = [ranks[bytes([byte])] for byte in range(256)]
+    orphans: dict[int, list[int]] = {}
+    if min(recovered, default=0) >= 0:  # every token has its merge
+        ids.extend(rank for _, rank in longer)
+        return PackedMerges(recovered.tobytes()), ids, orphans
+    kept = array("i")
+    for index, (token, rank) in enumerate(longer):
+        if recovered[2 * index] >= 0:
+            kept.extend(recovered[2 * index : 2 * index + 2])
+            ids.append(rank)
+        else:
+            orphans[rank] = list(token)
+    return PackedMerges(kept.tobytes()), ids, orphans
 
 
 def to_tiktoken(tokenizer: TokenizerView, path: str | os.PathLike[str]) -> None:

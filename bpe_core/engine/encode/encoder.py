@@ -68,18 +68,15 @@ class Encoder:
         merges: list[tuple[int, int]] | bytes,
         cache_size: int = DEFAULT_CACHE_SIZE,
         results: list[int] | None = None,
-        index_image: bytes = b"",
     ) -> None:
         """`merges`: (left, right) pairs, or the same packed as little-endian 32-bit ids, two per
         merge (no Python object per merge). `results[r]`: the id merge r makes, when it is an
         existing token rather than the next new id (Hugging Face reuses the id when a merge makes
-        a string it already has). A pair listed twice keeps its first rank. `index_image`:
-        `table_image()` of an encoder of the same merges, read instead of building the pair index
-        (a ValueError if it is not a whole one)."""
+        a string it already has). A pair listed twice keeps its first rank."""
         self.alphabet_size = alphabet_size
         self.token_count = 0
         count: i64 = len(merges) if isinstance(merges, list) else len(merges) // (2 * PACKED_ID)
-        table = PairRanks(alphabet_size, count, index_image)
+        table = PairRanks(alphabet_size, count)
         self.table = table
         for rank in range(count):
             if isinstance(merges, list):
@@ -109,10 +106,6 @@ class Encoder:
         if result == bound:
             self.token_count += 1
         self.table.add(left, right, result)
-
-    def table_image(self) -> bytes:
-        """The merge table's pair index as bytes, for an encoder of the same merges to start from."""
-        return self.table.index_image()
 
     def merge_pairs(self) -> list[tuple[int, int]]:
         """Each merge's (left, right), in rank order."""

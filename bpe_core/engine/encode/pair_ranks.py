@@ -6,25 +6,21 @@ listed twice keeps its first rank. Pairs of ids below 256 (every pair of a byte-
 first pass) are read from a 65,536-entry table; other pairs from the engine's integer table, after
 a filter of one bit per hash bucket: most lookups there find no merge, and the filter, a small
 fraction of the table's size, answers them without a cache miss in its megabytes. Merges may be
-added one at a time (`add`), as `recover_merges` finds them. `index_image` writes the integer
-table's slots as bytes; a table given them back reads them in one sequential pass instead of a
-probe per merge, and takes the merges' other tables from the merges.
+added one at a time (`add`), as `recover_merges` finds them.
 """
 
 from typing import Final, final
 
-from librt.strings import BytesWriter, read_i64_le, write_i64_le
-from librt.vecs import append, vec
+from librt.vecs import vec
 from mypy_extensions import i32, i64
 
-from bpe_core.engine.tables import EMPTY, MISSING, IntTable, mix
+from bpe_core.engine.tables import EMPTY, IntTable, mix
 
 NO_RANK: Final[i64] = 1 << 60
 NO_BYTE_RANK: Final[i32] = -1
 BYTE_PAIRS: Final[i64] = 256 * 256
 FILTER_BITS_PER_PAIR: Final[i64] = 8
 MAX_MERGES: Final[i64] = 1 << 31
-IMAGE_MAGIC: Final[i64] = 0x3173_6B6E_6172_6570  # b"peranks1" read as a little-endian i64
 # [b]: the word with only bit b set (bit 63 is the sign bit; a table, as mypyc shifted `1 << b`
 # in 32 bits)
 BIT_VALUES: Final = vec[i64]([1 << bit if bit < 63 else -(1 << 63) for bit in range(64)])
@@ -56,11 +52,8 @@ class PairRanks:
     # bit (mix(key) & filter_mask) is set if `ranks` holds a key with that hash
     filter: vec[i64]
     filter_mask: i64
-    index_given: bool  # `ranks` was read from an image: `add` does not probe it
 
-    def __init__(self, alphabet_size: i64, capacity: i64, index_image: bytes = b"") -> None:
-        """`index_image`: what `index_image` gave for a table of the same merges, which are then
-        added (all of them, in order) without probing it; a ValueError if it is not a whole one."""
+    def __init__(self, alphabet_size: i64, capacity: i64) -> None:
         if capacity >= MAX_MERGES:
             raise ValueError(f"{capacity} merges are more than 32-bit token ids allow")
         self.alphabet_size = alphabet_size
@@ -72,10 +65,7 @@ class PairRanks:
         self.results = vec[i64]([0] * capacity)
         self.fresh = True
         self.byte_ranks = vec[i32]([NO_BYTE_RANK] * BYTE_PAIRS)
-        self.ranks = IntTable(expected=0 if index_image else capacity)
-        self.index_given = len(index_image) > 0
-        if self.index_given:
-            self._restore_index(index_image)
+        self.ranks = IntTable(expected=capacity)
         filter_bits: i64 = 64
         while filter_bits < FILTER_BITS_PER_PAIR * capacity:
             filter_bits *= 2
@@ -97,10 +87,7 @@ class PairRanks:
                 self.byte_ranks[left * 256 + right] = i32(rank)
         else:
             key = left * self.id_bound + right
-            if self.index_given:
-                self._filter_in(key)
-            elif self.ranks.get(key) == MISSING:
-                self.ranks.put(key, rank)
+            if self.ranks.put_new(key, rank):
                 self._filter_in(key)
         self.left[rank] = left
         self.right[rank] = right
@@ -152,28 +139,3 @@ class PairRanks:
         """Each merge's (left, right), in rank order (made on each call: kept as two vecs, which
         the garbage collector never visits)."""
         return [(int(self.left[rank]), int(self.right[rank])) for rank in range(self.count)]
-
-    def index_image(self) -> bytes:
-        """The integer table's slots as bytes, for a table of the same merges to start from."""
-        out = BytesWriter()
-        slots = self.ranks.slots
-        for value in (IMAGE_MAGIC, self.capacity, self.ranks.count, self.ranks.mask, len(slots)):
-            write_i64_le(out, value)
-        for index in range(len(slots)):
-            write_i64_le(out, slots[index])
-        return out.getvalue()
-
-    def _restore_index(self, data: bytes) -> None:
-        if len(data) < 40 or read_i64_le(data, 0) != IMAGE_MAGIC or read_i64_le(data, 8) != self.capacity:
-            raise ValueError("not an index image of a table of these merges")
-        count = read_i64_le(data, 16)
-        mask = read_i64_le(data, 24)
-        size = read_i64_le(data, 32)
-        if mask < 0 or size != 2 * (mask + 1) or len(data) != 40 + 8 * size or not 0 <= count <= self.capacity:
-            raise ValueError("a damaged index image")
-        slots = vec[i64](capacity=size)
-        for index in range(size):
-            slots = append(slots, read_i64_le(data, 40 + 8 * index))
-        self.ranks.slots = slots
-        self.ranks.mask = mask
-        self.ranks.count = count
