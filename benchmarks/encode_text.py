@@ -1041,7 +1041,8 @@ def method_notes(
         "the load call alone. bpe-core: `from_tiktoken(file, pattern=...)` for a .tiktoken file, `load(file)` "
         "for our JSON (`Tokenizer.save` of the import), `from_hf(file)` for the tokenizer.json (cl100k_base, our "
         "`to_hf` export as `tokenizers.Tokenizer.save` writes it again); its first process starts with an empty "
-        "cache folder (BPE_CORE_CACHE), the second runs right after it with the same folder. tiktoken: "
+        "cache folder (BPE_CORE_CACHE), the second runs right after it with the same folder (bpe-core keeps the "
+        "imports' specs there; our JSON holds its merges packed and is read every time, keeping nothing). tiktoken: "
         "`tiktoken.Encoding` over `load_tiktoken_bpe(file)` (TIKTOKEN_CACHE_DIR empty, so it reads the file "
         "itself; it keeps no other cache); HF: `Tokenizer.from_file`. Seconds are the median of the runs; the "
         "ratios divide by tiktoken's load of the same vocabulary's .tiktoken file.",

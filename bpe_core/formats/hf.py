@@ -9,9 +9,13 @@ what, never approximated. Post-processors (BOS/EOS templates) are not applied: o
 those of `encode(text, add_special_tokens=False)`; the import records that it ignored one.
 """
 
+import gc
 import json
 import os
 import re
+from array import array
+from itertools import chain
+from operator import add, lt, methodcaller
 from typing import Any
 
 from bpe_core.contract import ExportsToHF
@@ -21,7 +25,7 @@ from bpe_core.formats.hf_folder import special_token_roles, template_post_proces
 from bpe_core.formats.layout import MAX_ID, check_id, is_int
 from bpe_core.formats.tiktoken import NAMED_PATTERNS, pretokenizer_for
 from bpe_core.plugins import registry
-from bpe_core.spec import ComponentConfig, IdLayout, TokenizerSpec, TokenizerView
+from bpe_core.spec import ComponentConfig, IdLayout, PackedMerges, TokenizerSpec, TokenizerView
 from bpe_core.strands import refuse_mirrored_overlaps
 
 GPT2_BYTELEVEL = "gpt2"
@@ -142,8 +146,16 @@ def _pattern(path: str, spec: Any) -> tuple[str, bool]:
 
 
 def spec_from_content(content: bytes, path: str) -> TokenizerSpec:
-    """The spec in a `tokenizer.json` file's bytes (`path` names it in errors)."""
-    return spec_from_data(parse_json(content, path, "tokenizer.json"), path)
+    """The spec in a `tokenizer.json` file's bytes (`path` names it in errors). The garbage
+    collector waits meanwhile: the file makes a list per merge, all of them kept, which young
+    collections would walk again and again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return spec_from_data(parse_json(content, path, "tokenizer.json"), path)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def spec_from_data(data: Any, path: str) -> TokenizerSpec:
@@ -184,34 +196,19 @@ def spec_from_data(data: Any, path: str) -> TokenizerSpec:
     unk = model.get("unk_token")
     unk_id = vocab.get(unk, -1) if unk else -1
 
-    internal_of: dict[str, int] = {label: byte for byte, label in enumerate(labels)}
-    ids = [vocab.get(label, unk_id) for label in labels]
-    merges: list[tuple[int, int]] = []
-    results: list[int] = []
-    for index, merge in enumerate(model["merges"]):
-        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
-        merged = left + right
-        for part in (left, right, merged):
-            if part not in vocab:
-                raise BpeError(
-                    f"{path}: merge {index} ({left!r}, {right!r}) uses {part!r}, which is not in the vocabulary"
-                )
-        if left not in internal_of or right not in internal_of:
-            continue  # a part no merge produces: this merge can never apply
-        result = internal_of.get(merged)
-        if result is None:
-            result = len(ids)
-            internal_of[merged] = result
-            ids.append(vocab[merged])
-        merges.append((internal_of[left], internal_of[right]))
-        results.append(result)
+    fast = _merges_in_order(model["merges"], vocab, added, labels, unk_id)
+    if fast is None:
+        merges, results, ids, internal_of = _merges_one_by_one(path, model["merges"], vocab, labels, unk_id)
+    else:
+        merges, results, ids, internal_of = fast
     orphans: dict[int, list[int]] = {}
-    for token, token_id in vocab.items():
-        if token in internal_of or token in added:
-            continue
-        if any(char not in label_byte for char in token):
-            raise _refuse(path, f"vocabulary entry {token!r} (id {token_id}) is not byte-level")
-        orphans[token_id] = [label_byte[char] for char in token]
+    if fast is None:  # the quick reading takes only files without orphans
+        for token, token_id in vocab.items():
+            if token in internal_of or token in added:
+                continue
+            if any(char not in label_byte for char in token):
+                raise _refuse(path, f"vocabulary entry {token!r} (id {token_id}) is not byte-level")
+            orphans[token_id] = [label_byte[char] for char in token]
     whole_chunks: dict[bytes, int] = {}
     if model.get("ignore_merges"):
         whole_chunks = {
@@ -236,22 +233,92 @@ def spec_from_data(data: Any, path: str) -> TokenizerSpec:
     )
 
 
+Merges = tuple[PackedMerges | list[tuple[int, int]], list[int], list[int], dict[str, int]]
+
+
+def _merges_in_order(
+    listed: list[Any], vocab: dict[str, int], added: dict[str, int], labels: list[str], unk_id: int
+) -> Merges | None:
+    """The merges, results, ids and internal ids of the common file, read in a few passes in C
+    with no Python step per merge: each merge well formed, its parts in the vocabulary and made
+    before it (base labels or earlier merges), its string new and in the vocabulary, and every
+    vocabulary entry a label, a merge's string or an added token. None otherwise, for
+    `_merges_one_by_one` (which names what is wrong, and takes what is only unusual)."""
+    kinds = set(map(type, listed))
+    if kinds == {str}:
+        pairs = list(map(methodcaller("split", " ", 1), listed))
+    elif kinds == {list}:
+        pairs = listed
+    else:
+        return None
+    if set(map(len, pairs)) != {2}:
+        return None
+    parts = list(chain.from_iterable(pairs))
+    if set(map(type, parts)) != {str} or not all(parts) or not vocab.keys() >= set(labels):
+        return None
+    lefts = parts[0::2]
+    rights = parts[1::2]
+    made = list(map(add, lefts, rights))
+    first = len(labels)
+    results = list(range(first, first + len(made)))
+    internal_of = dict(zip(labels, range(first)))
+    internal_of.update(zip(made, results))
+    if len(internal_of) != len(results) + first or len(vocab.keys() - internal_of.keys() - added.keys()):
+        return None  # a merge that makes a label or an earlier merge's string, or an orphan
+    try:
+        left_ids = list(map(internal_of.__getitem__, lefts))
+        right_ids = list(map(internal_of.__getitem__, rights))
+        made_ids = list(map(vocab.__getitem__, made))
+    except KeyError:  # a part no merge makes, or a merge's string not in the vocabulary
+        return None
+    if not (all(map(lt, left_ids, results)) and all(map(lt, right_ids, results))):
+        return None
+    packed = array("i", chain.from_iterable(zip(left_ids, right_ids)))
+    ids = [vocab.get(label, unk_id) for label in labels] + made_ids
+    return PackedMerges(packed.tobytes()), results, ids, internal_of
+
+
+def _merges_one_by_one(path: str, listed: list[Any], vocab: dict[str, int], labels: list[str], unk_id: int) -> Merges:
+    """The merges, results, ids and internal ids, merge by merge (see `_merges_in_order`)."""
+    internal_of: dict[str, int] = {label: byte for byte, label in enumerate(labels)}
+    ids = [vocab.get(label, unk_id) for label in labels]
+    merges: list[tuple[int, int]] = []
+    results: list[int] = []
+    for index, merge in enumerate(listed):
+        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
+        merged = left + right
+        for part in (left, right, merged):
+            if part not in vocab:
+                raise BpeError(
+                    f"{path}: merge {index} ({left!r}, {right!r}) uses {part!r}, which is not in the vocabulary"
+                )
+        if left not in internal_of or right not in internal_of:
+            continue  # a part no merge produces: this merge can never apply
+        result = internal_of.get(merged)
+        if result is None:
+            result = len(ids)
+            internal_of[merged] = result
+            ids.append(vocab[merged])
+        merges.append((internal_of[left], internal_of[right]))
+        results.append(result)
+    return merges, results, ids, internal_of
+
+
 def _check_shapes(path: str, data: Any) -> None:
     """The parts of a tokenizer.json the importer reads have the types Hugging Face writes."""
     data = _object(path, "top level", data)
     model = _object(path, "model", data.get("model"))
     vocab = _object(path, "model.vocab", model.get("vocab", {}))
-    for token, token_id in vocab.items():
-        if not is_int(token_id) or not 0 <= token_id <= MAX_ID:
-            _check_id_in(path, f"model.vocab[{json.dumps(token, ensure_ascii=False)[:40]}]", token_id)
-    for index, merge in enumerate(_list(path, "model.merges", model.get("merges", []))):
-        if isinstance(merge, str):
-            if " " not in merge:
-                raise _malformed(path, f"model.merges[{index}]", 'a merge "left right" or ["left", "right"]', merge)
-        elif not (
-            isinstance(merge, list) and len(merge) == 2 and all(isinstance(part, str) and part for part in merge)
-        ):
-            raise _malformed(path, f"model.merges[{index}]", 'a merge "left right" or ["left", "right"]', merge)
+    token_ids = vocab.values()
+    if not (
+        set(map(type, token_ids)) <= {int} and 0 <= min(token_ids, default=0) and max(token_ids, default=0) <= MAX_ID
+    ):
+        for token, token_id in vocab.items():  # the first that is not an id, for the error
+            if not is_int(token_id) or not 0 <= token_id <= MAX_ID:
+                _check_id_in(path, f"model.vocab[{json.dumps(token, ensure_ascii=False)[:40]}]", token_id)
+    listed = _list(path, "model.merges", model.get("merges", []))
+    if not _merges_well_formed(listed):
+        _check_merge_shapes(path, listed)
     if model.get("unk_token") is not None and not isinstance(model["unk_token"], str):
         raise _malformed(path, "model.unk_token", "a string or null", model["unk_token"])
     contents: set[str] = set()
@@ -266,6 +333,29 @@ def _check_shapes(path: str, data: Any) -> None:
         _check_id_in(path, f"{field}.id", item.get("id"))
 
 
+def _merges_well_formed(listed: list[Any]) -> bool:
+    """Whether every merge is "left right" or ["left", "right"] (non-empty strings), checked in C."""
+    kinds = set(map(type, listed))
+    if kinds <= {str}:
+        return all(map(methodcaller("__contains__", " "), listed))
+    if kinds != {list} or set(map(len, listed)) != {2}:
+        return False
+    parts = list(chain.from_iterable(listed))
+    return set(map(type, parts)) == {str} and all(parts)
+
+
+def _check_merge_shapes(path: str, listed: list[Any]) -> None:
+    """An error naming the first merge that is not "left right" or ["left", "right"]."""
+    for index, merge in enumerate(listed):
+        if isinstance(merge, str):
+            if " " not in merge:
+                raise _malformed(path, f"model.merges[{index}]", 'a merge "left right" or ["left", "right"]', merge)
+        elif not (
+            isinstance(merge, list) and len(merge) == 2 and all(isinstance(part, str) and part for part in merge)
+        ):
+            raise _malformed(path, f"model.merges[{index}]", 'a merge "left right" or ["left", "right"]', merge)
+
+
 def _check_id_in(path: str, field: str, value: Any) -> None:
     try:
         check_id(value, field)
@@ -276,11 +366,13 @@ def _check_id_in(path: str, field: str, value: Any) -> None:
 def _check_ids(path: str, vocab: dict[str, int], added: dict[str, int]) -> None:
     """No two vocabulary entries share an id, and an added token's id is its own (the same
     token may be in the vocabulary with that id: exports put special tokens there)."""
-    owner: dict[int, str] = {}
-    for token, token_id in vocab.items():
-        if token_id in owner:
-            raise BpeError(f"{path}: model.vocab: {owner[token_id]!r} and {token!r} both have id {token_id}")
-        owner[token_id] = token
+    owner = dict(zip(vocab.values(), vocab.keys()))
+    if len(owner) < len(vocab):  # some id twice: the first is named
+        owner = {}
+        for token, token_id in vocab.items():
+            if token_id in owner:
+                raise BpeError(f"{path}: model.vocab: {owner[token_id]!r} and {token!r} both have id {token_id}")
+            owner[token_id] = token
     seen: dict[int, str] = {}
     for token, token_id in added.items():
         if owner.get(token_id, token) != token:
