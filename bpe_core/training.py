@@ -542,7 +542,8 @@ def _train_from(
     del chunk_symbols
     replayed = len(base.spec.internal_merges) if base is not None else 0
     if base is not None:
-        trainer.replay(list(base.spec.internal_merges))  # the base's merges stay, even those trainer.forbid forbids
+        # the base's merges stay, even those trainer.forbid forbids
+        trainer.replay(list(base.spec.internal_merges), settings.trainer.min_frequency)
     forbid = settings.trainer.forbid
     veto = TokenVeto(forbid, pretokenizer.alphabet(), pretokenizer.byte_level, trainer.merges) if forbid else None
     with progress_bars.bar(progress, "merging", total=num_merges - replayed, unit="merge") as bar:

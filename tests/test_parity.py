@@ -154,6 +154,27 @@ def test_parity_merges_equal_the_naive_reference(corpus, num_merges, warmup, win
     assert list(trainer.merge_counts) == counts
 
 
+@given(
+    grouped_corpora(),
+    st.integers(0, 14),
+    st.integers(0, 14),
+    st.integers(0, 4),
+    st.sampled_from([0, 1, 2, 3, 5]),
+    st.sampled_from(["smallest", "largest"]),
+)
+def test_replayed_merges_then_run_equal_one_run(corpus, num_merges, replayed, warmup, window, tie_break):
+    """Continued training (`--from`): the base's merges replayed, the window restored from them."""
+    alphabet_size, train, dev = corpus
+    whole = grouped_trainer(alphabet_size, train, dev, num_merges, warmup, window, tie_break)
+    whole.run(num_merges)
+    base = list(whole.merges[: min(replayed, len(whole.merges))])
+    continued = grouped_trainer(alphabet_size, train, dev, num_merges, warmup, window, tie_break)
+    continued.replay(base)
+    continued.run(num_merges - len(base))
+    assert continued.merges == whole.merges
+    assert continued.merge_counts == whole.merge_counts
+
+
 @given(grouped_corpora(max_groups=1), st.integers(0, 14), st.integers(0, 4), st.sampled_from(["smallest", "largest"]))
 def test_one_group_merges_equal_plain_training(corpus, num_merges, warmup, tie_break):
     alphabet_size, train, dev = corpus

@@ -251,12 +251,7 @@ def test_continuing_keeps_every_id_and_merge_of_the_parity_tokenizer(domain: Dom
     assert_lossless(continued, base, domain)
 
 
-def test_continuing_with_the_parity_config_equals_parity_training_in_one_go(
-    domain: Domain, request: pytest.FixtureRequest
-) -> None:
-    if domain.config["trainer"]["parity"]["window"]:
-        # which groups the base's merges served is not in the base, so the window starts empty
-        request.applymarker(pytest.mark.xfail(strict=True, reason="the moving window is not restored from a base"))
+def test_continuing_with_the_parity_config_equals_parity_training_in_one_go(domain: Domain) -> None:
     smaller = domain.config["trainer"]["vocab_size"] - 128
     base = bpe_core.train(domain.config, domain.files, {"trainer.vocab_size": smaller}, progress=False, workers=1)
     base.save(domain.directory / "smaller.json")

@@ -212,6 +212,11 @@ class ChunkGroups:
     def take(self, group: i64) -> None:
         """The group's best pair is merged: off its heap, and the group into the window."""
         self.columns[group].heap.pop()
+        self.served(group)
+
+    def served(self, group: i64) -> None:
+        """A merge served the group: into the window (a replayed merge's entry leaves its heap
+        lazily, its count being cleared)."""
         if self.window == 0:
             return
         dropped = self.recent[self.recent_next]

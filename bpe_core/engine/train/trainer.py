@@ -384,12 +384,15 @@ class Trainer:
                 self._merge_at(position, new_id, best)
                 position = i64(node[position * stride + NEXT])
 
-    def replay(self, merges: list[tuple[int, int]]) -> None:
+    def replay(self, merges: list[tuple[int, int]], min_frequency: int = 1) -> None:
         """Take these merges first, in order, as if training had chosen them (merge r creates id
         alphabet_size + r), keeping every pair count: `run` then goes on exactly as a run that
         had learned them itself. A merge whose pair never occurs is kept, with count 0. The veto
         (given to `run`, later) does not apply: the merges given here are taken as they are. With
-        a mirror the merges must come in partner pairs (as a mirrored run learns them)."""
+        a mirror the merges must come in partner pairs (as a mirrored run learns them). With
+        groups, each merge after the warmup is put in the window of the group `run` would have
+        chosen for it (with `min_frequency` as `run` gets it): the base does not record which
+        group a merge served, and a base trained with the same groups is so continued exactly."""
         pairs = self.pairs
         if self.merges or self.veto is not None or self.alphabet_size + len(merges) >= self.id_bound:
             raise ValueError("replay comes first, with no more merges than the max_vocab the trainer was built for")
@@ -405,6 +408,11 @@ class Trainer:
             bound = self.alphabet_size + rank
             if left < 0 or right < 0 or left >= bound or right >= bound:
                 raise ValueError(f"merge {rank} ({left}, {right}) uses an id that no earlier merge made")
+            groups = self._parity_groups()
+            if groups is not None:
+                served = groups.choose(max(min_frequency, 1))
+                if served != NO_GROUP:
+                    groups.served(served)
             best = pairs.find(left, right)
             self.merges.append((left, right))
             self.merge_counts.append(pairs.count[best] if best >= 0 else 0)
@@ -412,9 +420,14 @@ class Trainer:
             if best < 0:
                 continue
             self.step += 1
-            self.touched = vec[i64]()  # only run() pushes touched pairs: keep the list short
+            self.touched = vec[i64]()  # only run() and the groups list touched pairs: keep the list short
             self._merge_all(best, left, right, bound)
             pairs.count[best] = 0
+            if groups is not None:
+                groups.clear(best)
+                touched = self.touched
+                for index in range(len(touched)):
+                    groups.list_pair(touched[index], self._tie(touched[index]))
 
     def run(
         self,
