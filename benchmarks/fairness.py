@@ -370,7 +370,7 @@ def parity_baseline_section(vocab_size: int = 8192) -> dict[str, list[int]]:
     english = len(documents[0])
     others = sum(map(len, documents[1:]))
     print(
-        f"### Parity baseline: {len(test['en']):,} test messages (and {len(dev['en']):,} dev) of {TEST_CATALOG} "
+        f"### Languages, plain and parity-aware BPE: {len(test['en']):,} test messages (and {len(dev['en']):,} dev) of {TEST_CATALOG} "
         f"in {len(languages)} languages; training text {english:,} English characters and {others:,} in the other "
         "12 languages together\n"
     )
