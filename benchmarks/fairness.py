@@ -279,11 +279,17 @@ TRAINING_CATALOGS = ("gtk30", "coreutils")  # each language's training text besi
 ENGLISH_CHARS = 3_000_000
 
 
+CATALOG_PACKAGES = {"glib20": "libglib2.0-data", "gtk30": "libgtk-3-common", "coreutils": "coreutils"}
+
+
 def catalog(language: str, name: str) -> dict[str, str]:
     """A gettext catalog's translated singular messages: message id -> translation."""
     import gettext
 
-    with open(LOCALES / language / "LC_MESSAGES" / f"{name}.mo", "rb") as handle:
+    path = LOCALES / language / "LC_MESSAGES" / f"{name}.mo"
+    if not path.is_file():
+        raise SystemExit(f"fairness.py: {path} is missing: install Debian's {CATALOG_PACKAGES[name]} (apt-get install)")
+    with open(path, "rb") as handle:
         messages = gettext.GNUTranslations(handle)._catalog  # type: ignore[attr-defined]
     return {key: value for key, value in messages.items() if isinstance(key, str) and key and value}
 
@@ -370,9 +376,9 @@ def parity_baseline_section(vocab_size: int = 8192) -> dict[str, list[int]]:
     english = len(documents[0])
     others = sum(map(len, documents[1:]))
     print(
-        f"### Languages, plain and parity-aware BPE: {len(test['en']):,} test messages (and {len(dev['en']):,} dev) of {TEST_CATALOG} "
-        f"in {len(languages)} languages; training text {english:,} English characters and {others:,} in the other "
-        "12 languages together\n"
+        f"### Languages, plain and parity-aware BPE: {len(test['en']):,} test messages "
+        f"(and {len(dev['en']):,} dev) of {TEST_CATALOG} in {len(languages)} languages; "
+        f"training text {english:,} English characters and {others:,} in the other 12 languages together\n"
     )
     print(markdown_table(["tokenizer", "test tokens, all languages", "fewest", "most", "Gini"], rows))
     plain_total, plain_gini, _ = measured[f"plain BPE {vocab_size:,} (ours)"]
