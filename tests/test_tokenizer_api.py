@@ -244,7 +244,7 @@ def test_tokenizer_file_holds_everything_needed_and_the_provenance(
     tokenizer.save(path)
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["format"] == "bpe-core"
-    assert data["version"] == 2
+    assert data["version"] == 3
     assert data["config"]["trainer"]["vocab_size"] == VOCAB
     assert data["config"]["special_tokens"] == {"tokens": SPECIALS, "position": "end"}
     assert data["config"]["pretokenizer"]["name"] == "gpt2"
@@ -254,6 +254,8 @@ def test_tokenizer_file_holds_everything_needed_and_the_provenance(
     assert [byte_of[label] for label in data["alphabet"]] == list(range(256))
     packed = array("i", base64.b64decode(data["merges"])).tolist()  # little-endian 32-bit ids, two per merge
     assert list(zip(packed[0::2], packed[1::2])) == tokenizer.merges
+    counts = array("q", base64.b64decode(data["merge_counts"])).tolist()  # little-endian 64-bit, one per merge
+    assert counts == tokenizer.merge_counts
     assert data["special_tokens"] == {"tokens": SPECIALS, "position": "end"}
 
     provenance = data["provenance"]
@@ -371,8 +373,8 @@ def test_load_of_binary_garbage_is_an_error_naming_it(tmp_path: Path) -> None:
 def test_load_of_a_newer_format_version_says_to_upgrade(tokenizer: bpe_core.Tokenizer, tmp_path: Path) -> None:
     tokenizer.save(tmp_path / "tok.json")
     data = json.loads((tmp_path / "tok.json").read_text(encoding="utf-8"))
-    (tmp_path / "tok.json").write_text(json.dumps({**data, "version": 3}), encoding="utf-8")
-    with pytest.raises(BpeError, match="version 3.*upgrade"):
+    (tmp_path / "tok.json").write_text(json.dumps({**data, "version": 4}), encoding="utf-8")
+    with pytest.raises(BpeError, match="version 4.*upgrade"):
         bpe_core.load(tmp_path / "tok.json")
 
 
@@ -389,6 +391,18 @@ def test_a_version_1_file_with_lists_of_ids_loads_as_the_same_tokenizer(tmp_path
     reloaded = bpe_core.load(tmp_path / "o200k-v1.json")
     sample = docs_text[:100_000]
     assert reloaded.spec == imported.spec and reloaded.encode(sample) == imported.encode(sample)
+
+
+def test_a_version_2_file_with_lists_of_counts_loads_as_the_same_tokenizer(
+    tokenizer: bpe_core.Tokenizer, tmp_path: Path
+) -> None:
+    """Version 2 wrote the merge counts and token usage as lists; version 3 packs them."""
+    tokenizer.save(tmp_path / "tok.json")
+    data = json.loads((tmp_path / "tok.json").read_text(encoding="utf-8"))
+    old = {**data, "version": 2, "merge_counts": tokenizer.merge_counts, "token_usage": tokenizer.token_usage}
+    (tmp_path / "tok-v2.json").write_text(json.dumps(old), encoding="utf-8")
+    reloaded = bpe_core.load(tmp_path / "tok-v2.json")
+    assert tokenizer.merge_counts and reloaded.spec == bpe_core.load(tmp_path / "tok.json").spec
 
 
 def test_load_of_a_missing_file_is_an_error_naming_it(tmp_path: Path) -> None:

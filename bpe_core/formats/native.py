@@ -7,8 +7,10 @@ the tokenizer). This module does not read other libraries' formats.
 
 From version 2 the merges and the id layout's ids are stored packed: a string of the base64 of
 little-endian signed 32-bit ids (two per merge), which a reader takes in one pass instead of a
-JSON list per merge (a tenth of the time for a vocabulary of 200,000). Version 1 files, with a
-list of [left, right] pairs and a list of ids, are read as before.
+JSON list per merge (a tenth of the time for a vocabulary of 200,000). From version 3 the
+merge counts and token usage (little-endian 64-bit) and an import's merge results (32-bit) are
+packed too: as JSON lists they were most of a trained tokenizer's reading. Files of earlier
+versions, with lists, are read as before.
 """
 
 import json
@@ -28,8 +30,9 @@ from bpe_core.plugins import registry
 from bpe_core.spec import ComponentConfig, IdLayout, PackedMerges, TokenizerSpec, TokenizerView
 
 FORMAT = "bpe-core"
-VERSION = 2
+VERSION = 3
 PACKED = "a pair of token ids [left, right] per merge, or their packed form (the base64 of little-endian 32-bit ids)"
+PACKED_COUNTS = "a list of integers >= 0, or their packed form (the base64 of little-endian 64-bit integers)"
 DESCRIPTION = "tokenizer file"
 
 
@@ -47,7 +50,7 @@ def to_dict(tokenizer: TokenizerView) -> dict[str, Any]:
             "whole_chunks": [[list(chunk), token] for chunk, token in spec.layout.whole_chunks.items()],
         }
     if spec.merge_results is not None:
-        layout["merge_results"] = spec.merge_results
+        layout["merge_results"] = _packed(_little_endian(array("i", spec.merge_results)))
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -57,8 +60,8 @@ def to_dict(tokenizer: TokenizerView) -> dict[str, Any]:
         "plugins": spec.plugins,
         "alphabet": tokenizer.alphabet,
         "merges": _packed(_merges_bytes(spec.internal_merges)),
-        "merge_counts": spec.merge_counts,
-        "token_usage": spec.token_usage,
+        "merge_counts": _packed_counts(spec.merge_counts),
+        "token_usage": _packed_counts(spec.token_usage),
         "special_tokens": {"tokens": list(spec.special_tokens), "position": spec.special_position},
         "padding": spec.padding,
         **layout,
@@ -120,7 +123,7 @@ def spec_from_dict(data: Any, path: str) -> TokenizerSpec:
         if pretokenizer.alphabet() != data["alphabet"]:
             raise BpeError(f"{path}: the alphabet differs from what pretokenizer {name!r} gives with these options")
         merges = fields.merges
-        results = list(data["merge_results"]) if "merge_results" in data else None
+        results = fields.merge_results
         special = data.get("special_tokens", {})
         if special.get("position", "end") not in ("end", "start"):
             raise BpeError(f"{path}: special_tokens.position is {special.get('position')!r}; allowed: end, start")
@@ -131,9 +134,9 @@ def spec_from_dict(data: Any, path: str) -> TokenizerSpec:
             pretokenizer=ComponentConfig(name, dict(pretokenizer_data.get("options", {}))),
             normalizers=normalizers,
             internal_merges=merges,
-            merge_counts=list(data.get("merge_counts", [])),
+            merge_counts=fields.merge_counts,
             merge_results=results,
-            token_usage=list(data.get("token_usage", [])),
+            token_usage=fields.token_usage,
             special_tokens=tokens,
             special_position=position,
             padding=int(data.get("padding", 0)),
@@ -181,6 +184,9 @@ class CheckedFields(NamedTuple):
 
     merges: PackedMerges
     ids: list[int] | None  # the layout's ids, if the file gives them
+    merge_counts: list[int]
+    token_usage: list[int]
+    merge_results: list[int] | None
 
 
 def check_fields(data: dict[str, Any]) -> CheckedFields:
@@ -207,20 +213,13 @@ def check_fields(data: dict[str, Any]) -> CheckedFields:
     if "merges" not in data:
         raise BpeError(f"merges: missing; expected {PACKED}")
     merges = PackedMerges(_merges_field(data["merges"]))
-    for key in ("merge_counts", "token_usage", "merge_results"):
-        counts = _typed(data, key, list, required=False) or []
-        if _ints_within(counts, 0, None):
-            continue
-        for index, count in enumerate(counts):
-            if not is_int(count) or count < 0:
-                raise BpeError(f"{key}[{index}]: expected an integer >= 0, got {_short(count)}")
-    counts = data.get("merge_counts") or []
+    counts = _counts_field(data, "merge_counts", "q")
     if counts and len(counts) != len(merges):
         raise BpeError(f"merge_counts: {len(counts)} counts for {len(merges)} merges")
-    usage = data.get("token_usage") or []
+    usage = _counts_field(data, "token_usage", "q")
     if len(usage) > len(alphabet) + len(merges):
         raise BpeError(f"token_usage: {len(usage)} counts for {len(alphabet) + len(merges)} symbols and merged tokens")
-    results = data.get("merge_results")
+    results = _counts_field(data, "merge_results", "i") if "merge_results" in data else None
     if results is not None and len(results) != len(merges):
         raise BpeError(f"merge_results: {len(results)} results for {len(merges)} merges")
     special = _typed(data, "special_tokens", dict, required=False) or {}
@@ -258,7 +257,7 @@ def check_fields(data: dict[str, Any]) -> CheckedFields:
         check_id(entry[1], f"whole_chunks[{index}]")
     _typed(data, "config", dict, required=False)
     _typed(data, "provenance", dict, required=False)
-    return CheckedFields(merges, ids)
+    return CheckedFields(merges, ids, counts, usage, results)
 
 
 def _typed(data: dict[str, Any], key: str, kind: type, required: bool = True, prefix: str = "") -> Any:
@@ -279,6 +278,15 @@ def _packed(data: bytes) -> str:
     return b64encode(data).decode("ascii")
 
 
+def _packed_counts(counts: list[int]) -> str | list[int]:
+    """Counts packed as little-endian 64-bit integers; as a list if one does not fit (the trainer
+    keeps counts below 2**63, so only a spec made by hand can have one)."""
+    try:
+        return _packed(_little_endian(array("q", counts)))
+    except OverflowError:
+        return counts
+
+
 def _merges_bytes(merges: Sequence[tuple[int, int]]) -> bytes:
     """Merges as little-endian 32-bit ids, two per merge."""
     if isinstance(merges, PackedMerges):
@@ -292,7 +300,7 @@ def _little_endian(ids: "array[int]") -> bytes:
     return ids.tobytes()
 
 
-def _unpacked(value: str, field: str, width: int) -> bytes:
+def _unpacked(value: str, field: str, width: int, expected: str = PACKED) -> bytes:
     """The little-endian ids a packed field holds, or an error naming the field. The base64 is
     decoded leniently (in one vectorised pass) and refused unless writing the ids again gives
     exactly the field: the canonical form `_packed` writes, nothing else."""
@@ -302,9 +310,9 @@ def _unpacked(value: str, field: str, width: int) -> bytes:
     except ValueError:  # not ASCII, or padding missing
         canonical = False
     if not canonical:
-        raise BpeError(f"{field}: not valid base64; expected {PACKED}")
+        raise BpeError(f"{field}: not valid base64; expected {expected}")
     if len(data) % width:
-        raise BpeError(f"{field}: {len(data)} bytes, not a whole number of {width}-byte entries; expected {PACKED}")
+        raise BpeError(f"{field}: {len(data)} bytes, not a whole number of {width}-byte entries; expected {expected}")
     return data
 
 
@@ -354,6 +362,28 @@ def _ids_field(value: object) -> list[int]:
     if not _ints_within(value, -1):
         for index, token in enumerate(value):
             check_id(token, f"ids[{index}]", -1)
+    return list(value)
+
+
+def _counts_field(data: dict[str, Any], key: str, typecode: str) -> list[int]:
+    """A list of integers >= 0 (counts, or merge results), from either form; checked. Empty
+    when the file has none."""
+    value = data.get(key, [])
+    if isinstance(value, str):
+        width = array(typecode).itemsize
+        packed = _unpacked(value, key, width, PACKED_COUNTS)
+        counts = array(typecode, packed)
+        if sys.byteorder != "little":
+            counts.byteswap()
+        if not packed[width - 1 :: width].isascii():  # a top bit set: a negative number
+            raise BpeError(f"{key}: {min(counts)} is negative; expected {PACKED_COUNTS}")
+        return counts.tolist()
+    if not isinstance(value, list):
+        raise BpeError(f"{key}: expected {PACKED_COUNTS}, got {_short(value)}")
+    if not _ints_within(value, 0, None):
+        for index, count in enumerate(value):
+            if not is_int(count) or count < 0:
+                raise BpeError(f"{key}[{index}]: expected an integer >= 0, got {_short(count)}")
     return list(value)
 
 
