@@ -67,6 +67,8 @@ OTHER_DOMAINS = (
     "bpe_midi.events",
     "bpe_midi.reader",
     "bpe_midi.decoding",
+    "bpe_midi.song",
+    "bpe_midi.smf",
 )
 # what loading a tokenizer and encoding do without: regex (compiled scanners read the built-in
 # patterns), importlib.metadata (the entry points are read directly), and what only writing,

@@ -5,8 +5,6 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from bpe_midi.song import song_of
-
 
 def metrics(tokenizer: Any, songs: Iterable[Any], top: int = 10) -> dict[str, Any]:
     """Measure a trained midi-events tokenizer on songs (paths, mido.MidiFiles or Songs).
@@ -14,6 +12,10 @@ def metrics(tokenizer: Any, songs: Iterable[Any], top: int = 10) -> dict[str, An
     >>> metrics(tok, ["a.mid", "b.mid"])["events_per_token"]
     2.1
     """
+    # imported here: the plugin's package imports this module, and a text command that finds the
+    # plugins should not pay for MIDI's reading modules
+    from bpe_midi.song import song_of
+
     events = tokens = 0
     beats = 0.0
     usage: Counter[int] = Counter()
