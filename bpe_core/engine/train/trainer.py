@@ -284,13 +284,20 @@ class Trainer:
             pairs.stamp[pair_id] = self.step
             self.touched = append(self.touched, pair_id)
 
+    def _weight(self, at: i64) -> i64:
+        """The weight of the chunk whose position's node starts at `at`."""
+        if self.uniform_weight >= 0:
+            return self.uniform_weight
+        weight = i64(self.node[at + WEIGHT])
+        return self.chunk_weights[weight] if self.weight_indexed else weight
+
     def _merge_at(self, position: i64, new_id: i64, merged: i64) -> None:
         """Merge the pair starting at position into new_id, updating the neighbouring pairs."""
         node = self.node
         stride = self.stride
         pairs = self.pairs
         at = position * stride
-        weight = self.uniform_weight if self.uniform_weight >= 0 else i64(node[at + WEIGHT])
+        weight = self.uniform_weight if self.uniform_weight >= 0 else i64(node[at + WEIGHT])  # inline: the hot loop
         if self.weight_indexed:
             weight = self.chunk_weights[weight]
         second = i64(node[at + NEXT])
@@ -578,9 +585,7 @@ class Trainer:
         stride = self.stride
         pairs = self.pairs
         at = position * stride
-        weight = self.uniform_weight if self.uniform_weight >= 0 else i64(node[at + WEIGHT])
-        if self.weight_indexed:
-            weight = self.chunk_weights[weight]
+        weight = self._weight(at)
         before = self._before(position)
         after = i64(node[at + NEXT])
         if before != DEAD:
@@ -616,9 +621,7 @@ class Trainer:
         node = self.node
         stride = self.stride
         at = position * stride
-        weight = self.uniform_weight if self.uniform_weight >= 0 else i64(node[at + WEIGHT])
-        if self.weight_indexed:
-            weight = self.chunk_weights[weight]
+        weight = self._weight(at)
         following = i64(node[at + NEXT])
         created = self._pair_for(i64(node[at + SYMBOL]), i64(node[following * stride + SYMBOL]))
         node[at + PAIR] = i32(created)
