@@ -110,6 +110,9 @@ def _from_tiktoken(
 
     options = (path, pattern, sorted((special_tokens or {}).items()))  # the path: the spec names it
     read = partial(tiktoken.spec_from_content, content, path, pattern, special_tokens, no_pattern)
+    if tiktoken.ships_merges(content, path):  # nothing to recover, and so nothing to keep
+        # the shipped ids and the published special tokens are known to fit (tests/test_published.py)
+        return _tokenizer(read(), special_tokens is None)
     return kept_tokenizer(content, "tiktoken", options, read, _tokenizer)
 
 

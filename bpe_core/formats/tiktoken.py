@@ -27,6 +27,7 @@ from typing import Any
 from bpe_core.engine.encode.recover import NO_RANK, RankedTokens, read_ranked_lines, recover_merges
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, make_directory, read_file
+from bpe_core.formats import published as published_merges
 from bpe_core.formats.layout import MAX_ID
 from bpe_core.plugins import registry
 from bpe_core.spec import ComponentConfig, IdLayout, PackedMerges, TokenizerSpec, TokenizerView
@@ -95,6 +96,27 @@ def content_sha256(path: str) -> str:
 def published_vocabulary(path: str | os.PathLike[str]) -> PublishedVocabulary | None:
     """Which published vocabulary a .tiktoken file is (by content), or None."""
     return PUBLISHED.get(content_sha256(os.fspath(path)))
+
+
+def ships_merges(stored: bytes, path: str) -> bool:
+    """Whether a file with these bytes as stored is a published vocabulary whose merges the package
+    ships (`formats.published`): its load recovers nothing, and keeps no spec."""
+    published = PUBLISHED.get(hashlib.sha256(_unpacked(stored, path)).hexdigest())
+    return published is not None and published_merges.ships(published.name)
+
+
+def ship_published(path: str, folder: str | None = None) -> str:
+    """Recover the merges of a published vocabulary's `.tiktoken` file and write them where the
+    package ships them (`formats.published`), or into `folder`; the path written."""
+    content = _content(path)
+    published = PUBLISHED.get(hashlib.sha256(content).hexdigest())
+    if published is None:
+        raise BpeError(f"{path} is not one of the published tiktoken vocabularies")
+    lines = read_ranked_lines(content.rstrip())
+    recovered = _recovered_in_order(lines) if lines is not None and lines.in_order else None
+    if lines is None or recovered is None:
+        raise BpeError(f"{path}: the merges of a published vocabulary are recovered in one pass")
+    return published_merges.ship(published.name, lines.byte_ranks, recovered[0], folder or published_merges.FOLDER)
 
 
 def read_ranks(path: str) -> dict[bytes, int]:
@@ -175,7 +197,11 @@ def spec_from_content(
     to do (default: give the pattern)."""
     content = _unpacked(stored, path)  # read once: recognised by its hash, then parsed
     published = PUBLISHED.get(hashlib.sha256(content).hexdigest())
-    lines = read_ranked_lines(content.rstrip())
+    shipped = published_merges.shipped_merges(published.name) if published is not None else None
+    if shipped is not None:  # what reading and recovery give for this content, but the token bytes
+        lines: RankedTokens | None = RankedTokens(b"", b"", b"", 256 + len(shipped[1]), True, shipped[0])
+    else:
+        lines = read_ranked_lines(content.rstrip())
     if lines is not None and not lines.in_order:
         lines = None  # ranks in another order: sorted by the reading below
     # a file the one-pass reader gives up on is read line by line (whose errors name the line)
@@ -207,7 +233,9 @@ def spec_from_content(
         clash = sorted(token_id for token_id in set(specials.values()) if 0 <= token_id < lines.count)
     if clash:
         raise BpeError(f"special token id {clash[0]} is also the rank of a regular token in {path}")
-    recovered = None if lines is None else _recovered_in_order(lines)
+    recovered: tuple[PackedMerges, list[int], dict[int, list[int]]] | None = None
+    if lines is not None:
+        recovered = (shipped[1], _ids(lines), {}) if shipped is not None else _recovered_in_order(lines)
     if recovered is None:  # read line by line: an orphan, or a token listed twice, is found there
         recovered = _recovered(ranks or _ranks_of(content, path))
     merges, ids, orphans = recovered
@@ -238,12 +266,17 @@ def _recovered_in_order(lines: RankedTokens) -> tuple[PackedMerges, list[int], d
     recovered = recover_merges(lines.packed, lines.ends)  # little-endian: a pair per longer token
     if not recovered[3::4].isascii():  # a negative id: (-1, -1), a token no merge makes
         return None
+    return PackedMerges(recovered), _ids(lines), {}
+
+
+def _ids(lines: RankedTokens) -> list[int]:
+    """The ids of a file whose ranks are its line numbers: the single bytes' ranks, then every
+    other rank in order (the longer tokens', which the merges make in that order)."""
     ids = list(lines.byte_ranks)
-    # the longer tokens' ranks, in order: every rank but the single bytes'
     singles = sorted(lines.byte_ranks)
     for before, after in zip([-1, *singles], [*singles, lines.count], strict=True):
         ids.extend(range(before + 1, after))
-    return PackedMerges(recovered), ids, {}
+    return ids
 
 
 def _recovered(ranks: dict[bytes, int]) -> tuple[PackedMerges, list[int], dict[int, list[int]]]:
