@@ -201,6 +201,20 @@ def test_encode_ids_equal_the_library_encoding(gpt2_tokenizer: Path, cli_texts: 
     assert read_id_lines(stdout) == [bpe_core.load(gpt2_tokenizer).encode(document)]
 
 
+def test_ids_are_written_alike_before_and_after_their_table_is_built(gpt2_tokenizer: Path) -> None:
+    """`--format ids` writes the first ids with str() and the rest from a table of every id's text
+    (built once about a vocabulary's worth of ids were written): the lines are the same."""
+    from bpe_core.corpus.shards import DecimalIds
+
+    tokenizer = bpe_core.load(gpt2_tokenizer)
+    ids = tokenizer.encode(docs_text()[:60_000])
+    assert len(ids) > 2 * tokenizer.vocab_size
+    render = DecimalIds(tokenizer.vocab_size)
+    pieces = [ids[start : start + 97] for start in range(0, len(ids), 97)]
+    assert [render(piece) for piece in pieces] == [(" ".join(map(str, piece)), len(piece)) for piece in pieces]
+    assert len(render.table) == tokenizer.vocab_size
+
+
 def test_decode_reads_ids_from_standard_input(gpt2_tokenizer: Path, cli_texts: Path) -> None:
     ids = assert_ok(run_bpe("encode", "-t", gpt2_tokenizer, "document.txt", cwd=cli_texts))
     result = run_bpe("decode", "-t", gpt2_tokenizer, "-", cwd=cli_texts, stdin=ids.encode())

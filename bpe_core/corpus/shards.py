@@ -327,10 +327,9 @@ def write_ids(
     lengths: list[int] = []
     read = _named(documents, names, options.keep_description) if written.names else documents
     # text formats: the workers write each piece's text, so that this process only writes it
-    render = None
+    render: Callable[[list[int]], tuple[str, int]] | None = None
     if written.format == "ids":
-        # each id's decimal text looked up in a table, not made by str() for every id of a line
-        render = partial(rendered, [str(token_id) for token_id in range(tokenizer.vocab_size)].__getitem__)
+        render = DecimalIds(tokenizer.vocab_size)
     elif not binary:
         render = partial(rendered, tokenizer.token_text)
     pieces: Iterator[tuple[Any, bool]]
@@ -401,6 +400,25 @@ def _begun(pieces: Iterator[tuple[Any, bool]], bos_id: int) -> Iterator[tuple[An
 def rendered(show: Callable[[int], str], ids: list[int]) -> tuple[str, int]:
     """A piece's ids as the text of its part of a line, and how many there are."""
     return " ".join(map(show, ids)), len(ids)
+
+
+class DecimalIds:
+    """`rendered` for ids in decimal: each id's text made by str() at first, then, once about as
+    many ids as the vocabulary has were written, looked up in a table of them all (faster per id,
+    but building it costs what a one-line input costs in all)."""
+
+    def __init__(self, vocab_size: int) -> None:
+        self.vocab_size = vocab_size
+        self.before_table = vocab_size
+        self.table: list[str] = []
+
+    def __call__(self, ids: list[int]) -> tuple[str, int]:
+        if not self.table:
+            self.before_table -= len(ids)
+            if self.before_table > 0:
+                return rendered(str, ids)
+            self.table = [str(token_id) for token_id in range(self.vocab_size)]
+        return rendered(self.table.__getitem__, ids)
 
 
 def _named(documents: Iterable[Any], names: list[str], whole: bool) -> Iterator[Any]:
