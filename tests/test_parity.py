@@ -14,7 +14,7 @@ from collections import deque
 from fractions import Fraction
 
 import pytest
-from helpers.reference import merge_pair
+from helpers.reference import best_pair, merge_pair, pair_counts
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -23,21 +23,6 @@ from bpe_core import engine
 pytestmark = pytest.mark.both_modes
 
 Weighted = list[tuple[list[int], int]]  # chunks with their weights
-
-
-def best_pair(counts: dict[tuple[int, int], int], tie_break: str) -> tuple[int, int]:
-    if tie_break == "largest":
-        return max(counts, key=lambda pair: (counts[pair], pair))
-    return max(counts, key=lambda pair: (counts[pair], -pair[0], -pair[1]))
-
-
-def pair_counts(chunks: Weighted) -> dict[tuple[int, int], int]:
-    counts: dict[tuple[int, int], int] = {}
-    for chunk, weight in chunks:
-        for index in range(len(chunk) - 1):
-            pair = (chunk[index], chunk[index + 1])
-            counts[pair] = counts.get(pair, 0) + weight
-    return {pair: count for pair, count in counts.items() if count > 0}
 
 
 def parity_reference(

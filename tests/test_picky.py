@@ -18,7 +18,7 @@ from collections import Counter
 
 import pytest
 from helpers.modes import PURE
-from helpers.reference import encode_reference, merge_pair
+from helpers.reference import best_pair, encode_reference, merge_pair, pair_counts
 from helpers.strategies import TIE_RULES, WEIGHTS, chunk_shapes
 from helpers.text import docs_text
 from hypothesis import given, settings
@@ -68,17 +68,10 @@ def picky_reference(
 
     learned = 0
     while learned < num_merges:
-        counts: Counter[tuple[int, int]] = Counter()
-        for segment, weight in zip(segments, weights):
-            for at in range(len(segment) - 1):
-                counts[(segment[at], segment[at + 1])] += weight
-        counts = Counter({pair: count for pair, count in counts.items() if count > 0})
+        counts = pair_counts(list(zip(segments, weights)))
         if not counts:
             break
-        if tie_break == "largest":
-            best = max(counts, key=lambda pair: (counts[pair], pair))
-        else:
-            best = max(counts, key=lambda pair: (counts[pair], -pair[0], -pair[1]))
+        best = best_pair(counts, tie_break)
         new_id = alphabet_size + len(merges)
         if new_id >= max_ids:
             break
@@ -116,15 +109,32 @@ def corpora(draw: st.DrawFn) -> tuple[int, list[list[int]], list[int]]:
 THRESHOLDS = st.one_of(st.sampled_from([0.1, 0.3, 0.5, 0.9, 0.99]), st.floats(0.01, 0.99))
 
 
+def trained_picky(
+    alphabet_size: int,
+    chunks: list[list[int]],
+    weights: list[int],
+    num_merges: int,
+    threshold: float,
+    tie_break: str = "smallest",
+) -> PickyTrainer:
+    """The engine's Picky BPE trainer after `num_merges` merges."""
+    trainer = PickyTrainer(
+        alphabet_size,
+        chunks,
+        weights,
+        alphabet_size + num_merges,
+        tie_break=ENGINE_TIE_RULES.index(tie_break),
+        threshold=threshold,
+    )
+    trainer.run(num_merges)
+    return trainer
+
+
 @settings(max_examples=300)
 @given(corpus=corpora(), num_merges=st.integers(0, 30), threshold=THRESHOLDS, tie_break=TIE_RULES)
 def test_picky_trainer_matches_the_naive_reference(corpus, num_merges, threshold, tie_break):
     alphabet_size, chunks, weights = corpus
-    rule = ENGINE_TIE_RULES.index(tie_break)
-    trainer = PickyTrainer(
-        alphabet_size, chunks, weights, alphabet_size + num_merges, tie_break=rule, threshold=threshold
-    )
-    trainer.run(num_merges)
+    trainer = trained_picky(alphabet_size, chunks, weights, num_merges, threshold, tie_break)
     # ids for as many merges again are kept for removed tokens
     max_ids = alphabet_size + 2 * num_merges
     merges, removals, present, segments = picky_reference(
@@ -142,8 +152,7 @@ def test_picky_trainer_matches_the_naive_reference_on_words_of_the_docs(threshol
     chunks = [list(word.encode("utf-8")) for word in words]
     weights = list(words.values())
     num_merges = 120
-    trainer = PickyTrainer(256, chunks, weights, 256 + num_merges, threshold=threshold)
-    trainer.run(num_merges)
+    trainer = trained_picky(256, chunks, weights, num_merges, threshold)
     merges, removals, present, segments = picky_reference(
         256, chunks, weights, num_merges, threshold, 256 + 2 * num_merges
     )
@@ -159,10 +168,7 @@ def test_picky_trainer_matches_the_naive_reference_on_words_of_the_docs(threshol
 def test_picky_training_is_plain_training_until_its_first_removal(corpus, num_merges, threshold, tie_break):
     alphabet_size, chunks, weights = corpus
     rule = ENGINE_TIE_RULES.index(tie_break)
-    picky = PickyTrainer(
-        alphabet_size, chunks, weights, alphabet_size + num_merges, tie_break=rule, threshold=threshold
-    )
-    picky.run(num_merges)
+    picky = trained_picky(alphabet_size, chunks, weights, num_merges, threshold, tie_break)
     same = picky.removals[0][0] if picky.removals else len(picky.training_merges)
     plain = Trainer(alphabet_size, chunks, weights, alphabet_size + same, tie_break=rule)
     plain.run(same)
@@ -187,8 +193,7 @@ def spelled(alphabet_size: int, merges: list[tuple[int, int]]) -> list[tuple[int
 @given(corpus=corpora(), num_merges=st.integers(0, 30), threshold=THRESHOLDS)
 def test_the_merge_list_makes_each_listed_token_from_two_listed_before_it(corpus, num_merges, threshold):
     alphabet_size, chunks, weights = corpus
-    trainer = PickyTrainer(alphabet_size, chunks, weights, alphabet_size + num_merges, threshold=threshold)
-    trainer.run(num_merges)
+    trainer = trained_picky(alphabet_size, chunks, weights, num_merges, threshold)
     present = trainer.present_tokens()
     merges, sources = picky_merge_list(alphabet_size, trainer.training_merges, present, alphabet_size)
     assert trainer.merges == merges[:num_merges]

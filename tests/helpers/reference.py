@@ -43,6 +43,23 @@ def merge_pair(chunk: list[int], pair: tuple[int, int], new_id: int) -> list[int
     return out
 
 
+def best_pair(counts: dict[tuple[int, int], int], tie_break: str) -> tuple[int, int]:
+    """The most frequent pair; a tie goes to the smallest pair (tie_break "smallest") or the largest."""
+    if tie_break == "largest":
+        return max(counts, key=lambda pair: (counts[pair], pair))
+    return max(counts, key=lambda pair: (counts[pair], -pair[0], -pair[1]))
+
+
+def pair_counts(chunks: Sequence[tuple[list[int], int]]) -> dict[tuple[int, int], int]:
+    """Each adjacent pair's weighted count over the chunks (chunk, weight); pairs counted 0 left out."""
+    counts: dict[tuple[int, int], int] = {}
+    for chunk, weight in chunks:
+        for index in range(len(chunk) - 1):
+            pair = (chunk[index], chunk[index + 1])
+            counts[pair] = counts.get(pair, 0) + weight
+    return {pair: count for pair, count in counts.items() if count > 0}
+
+
 def train_reference(
     alphabet_size: int,
     chunks: list[list[int]],
@@ -95,10 +112,7 @@ def train_reference(
             continue
         if not counts:
             break
-        if tie_break == "largest":
-            best = max(counts, key=lambda p: (counts[p], p))
-        else:
-            best = max(counts, key=lambda p: (counts[p], -p[0], -p[1]))
+        best = best_pair(counts, tie_break)
         if counts[best] < max(min_frequency, 1):
             break
         new_id = alphabet_size + len(merges)
