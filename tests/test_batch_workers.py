@@ -17,7 +17,7 @@ import bpe_core
 from bpe_core import batching
 from bpe_core.batching import collector_paused
 from bpe_core.engine import pack_id_lists, unpack_id_lists
-from bpe_core.runners.local import HERE_SHARE, _shares
+from bpe_core.runners.local import HERE_SHARE, weighted_shares
 
 pytestmark = pytest.mark.both_modes
 
@@ -45,8 +45,8 @@ def test_packing_refuses_an_id_outside_31_bits(bad: int) -> None:
 
 
 @given(st.lists(st.integers(1, 50), min_size=1, max_size=300), st.integers(2, 5))
-def test_shares_cover_the_items_in_order_with_the_first_one_lighter(weights: list[int], parts: int) -> None:
-    shares = _shares(len(weights), weights, parts, HERE_SHARE)
+def test_shares_cover_the_items_in_order(weights: list[int], parts: int) -> None:
+    shares = weighted_shares(len(weights), weights, parts, HERE_SHARE)
     assert len(shares) == parts
     assert shares[0][0] == 0 and shares[-1][1] == len(weights)
     assert all(earlier[1] == later[0] for earlier, later in zip(shares, shares[1:]))
@@ -55,10 +55,10 @@ def test_shares_cover_the_items_in_order_with_the_first_one_lighter(weights: lis
 
 def test_this_process_takes_a_smaller_share_than_each_worker() -> None:
     weights = [10] * 1000
-    (first, second) = _shares(len(weights), weights, 2, HERE_SHARE)
+    (first, second) = weighted_shares(len(weights), weights, 2, HERE_SHARE)
     assert first[1] - first[0] == pytest.approx(1000 * HERE_SHARE / (1 + HERE_SHARE), abs=1)
     assert first[1] - first[0] < second[1] - second[0]
-    assert _shares(len(weights), weights, 2) == [(0, 500), (500, 1000)]
+    assert weighted_shares(len(weights), weights, 2) == [(0, 500), (500, 1000)]
 
 
 @pytest.mark.parametrize("enabled", [True, False])

@@ -182,8 +182,9 @@ def language_texts(workdir: Path, docs_text: str) -> dict[str, Path]:
     """TEXT_CHARS characters of English (the Python docs, past the slice trained on), German and
     Japanese (the Debian Reference)."""
     texts = {"en": docs_text[400_000 : 400_000 + TEXT_CHARS]}
-    for language, path in zip(("de", "ja"), BENCHMARK_TEXTS):
-        with gzip.open(require(path), "rt", encoding="utf-8") as handle:
+    by_language = dict(zip(("ja", "de"), BENCHMARK_TEXTS, strict=True))  # BENCHMARK_TEXTS' order
+    for language in ("de", "ja"):
+        with gzip.open(require(by_language[language]), "rt", encoding="utf-8") as handle:
             texts[language] = handle.read(TEXT_CHARS)
     paths = {}
     for language, text in texts.items():

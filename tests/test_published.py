@@ -17,7 +17,7 @@ NAMES = ("cl100k", "o200k")
 
 
 @pytest.fixture
-def recovery_only(monkeypatch: pytest.MonkeyPatch) -> None:
+def no_recovery(monkeypatch: pytest.MonkeyPatch) -> None:
     """Recovery fails: a load that calls it fails the test."""
 
     def refused(*_: object) -> None:
@@ -36,7 +36,7 @@ def test_the_shipped_merges_are_what_recovery_gives_for_the_published_file(name,
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_published_file_loads_from_the_shipped_merges_keeps_nothing_and_encodes_as_tiktoken(
-    name, docs_text, tmp_path, monkeypatch, recovery_only
+    name, docs_text, tmp_path, monkeypatch, no_recovery
 ):
     monkeypatch.setenv("BPE_CORE_CACHE", str(tmp_path / "cache"))
     path = published_vocabulary_path(name)
@@ -54,7 +54,7 @@ DAMAGES = {
     "missing": lambda data: None,
     "a byte changed": lambda data: data[:-5] + bytes([data[-5] ^ 1]) + data[-4:],
     "cut short": lambda data: data[:-3],
-    "another format": lambda data: b"bpe-core published merges 0\n" + data[28:],
+    "another format": lambda data: b"bpe-core published merges 0\n" + data[len(published.MAGIC) :],
 }
 
 

@@ -377,7 +377,7 @@ class WorkerPool:
     ) -> list[Any]:
         """The results of `items`, in order, `function` being the one the workers were forked with
         (this process runs it on its own share); `weights` (default: 1 each) balance the shares."""
-        shares = _shares(len(items), weights, len(self.connections) + 1, HERE_SHARE)
+        shares = weighted_shares(len(items), weights, len(self.connections) + 1, HERE_SHARE)
         # sent from a thread: a pipe takes a share only as fast as its worker reads it, and this
         # process starts on its own share meanwhile (the thread holds the interpreter lock only
         # between writes)
@@ -429,7 +429,7 @@ class WorkerPool:
                 process.terminate()
 
 
-def _shares(count: int, weights: Sequence[int] | None, parts: int, first: float = 1.0) -> list[tuple[int, int]]:
+def weighted_shares(count: int, weights: Sequence[int] | None, parts: int, first: float = 1.0) -> list[tuple[int, int]]:
     """`parts` contiguous (start, end) ranges of range(count), of about equal total weight, except
     the first, which weighs `first` times as much as each of the others."""
     totals = list(itertools.accumulate(weights if weights is not None else [1] * count))
