@@ -44,7 +44,7 @@ from librt.vecs import append, vec
 from mypy_extensions import i32, i64
 
 from bpe_core.engine.train.groups import ChunkGroups
-from bpe_core.engine.train.pairs import CHAIN_NEXT, END, SYMBOL, WEIGHT
+from bpe_core.engine.train.pairs import CHAIN_NEXT, END, SYMBOL
 from bpe_core.engine.train.trainer import TIE_SMALLEST, Trainer
 
 MAX_LOG: Final = (1 << 31) - 1  # log entries are linked in 32 bits
@@ -183,12 +183,6 @@ class PickyTrainer(Trainer):
         self.log_next = append(self.log_next, self.log_head[token])
         self.log_head[token] = i32(entry)
 
-    def _weight_at(self, position: i64) -> i64:
-        if self.uniform_weight >= 0:
-            return self.uniform_weight
-        weight = i64(self.node[position * self.stride + WEIGHT])
-        return self.chunk_weights[weight] if self.weight_indexed else weight
-
     def before_merge(self, best: i64, new_id: i64) -> bool:
         """Log where `new_id` will be (the pair's chain); False when no id is left for it."""
         if self.protected < 0:
@@ -213,7 +207,7 @@ class PickyTrainer(Trainer):
         while entry != END:
             position = i64(self.log_position[entry])
             if self.node[position * self.stride + SYMBOL] == new_id:
-                made += self._weight_at(position)
+                made += self.chunk_weight(position * self.stride)
             entry = i64(self.log_next[entry])
         self.frequency[new_id] = made
         self.present[new_id] = 1
@@ -245,7 +239,7 @@ class PickyTrainer(Trainer):
             entry = i64(self.log_next[entry])
             if node[position * stride + SYMBOL] != token:
                 continue  # merged into a longer token since, or split already
-            weight = self._weight_at(position)
+            weight = self.chunk_weight(position * self.stride)
             self.split_token(position, pieces)
             start = position
             for index in range(len(pieces)):

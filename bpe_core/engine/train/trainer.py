@@ -284,7 +284,7 @@ class Trainer:
             pairs.stamp[pair_id] = self.step
             self.touched = append(self.touched, pair_id)
 
-    def _weight(self, at: i64) -> i64:
+    def chunk_weight(self, at: i64) -> i64:
         """The weight of the chunk whose position's node starts at `at`."""
         if self.uniform_weight >= 0:
             return self.uniform_weight
@@ -585,7 +585,7 @@ class Trainer:
         stride = self.stride
         pairs = self.pairs
         at = position * stride
-        weight = self._weight(at)
+        weight = self.chunk_weight(at)
         before = self._before(position)
         after = i64(node[at + NEXT])
         if before != DEAD:
@@ -621,7 +621,7 @@ class Trainer:
         node = self.node
         stride = self.stride
         at = position * stride
-        weight = self._weight(at)
+        weight = self.chunk_weight(at)
         following = i64(node[at + NEXT])
         created = self._pair_for(i64(node[at + SYMBOL]), i64(node[following * stride + SYMBOL]))
         node[at + PAIR] = i32(created)
