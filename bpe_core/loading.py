@@ -106,13 +106,15 @@ def from_tiktoken(
 def _from_tiktoken(
     content: bytes, path: str, pattern: str | None, special_tokens: dict[str, int] | None, no_pattern: str = ""
 ) -> Tokenizer:
-    from bpe_core.formats import tiktoken  # only this reader needs it
+    from bpe_core.formats import published as published_merges  # only this reader needs them
+    from bpe_core.formats import tiktoken
 
     options = (path, pattern, sorted((special_tokens or {}).items()))  # the path: the spec names it
-    read = partial(tiktoken.spec_from_content, content, path, pattern, special_tokens, no_pattern)
-    if tiktoken.ships_merges(content, path):  # nothing to recover, and so nothing to keep
+    unpacked, published = tiktoken.recognised(content, path)
+    read = partial(tiktoken.spec_from_content, unpacked, path, published, pattern, special_tokens, no_pattern)
+    if published is not None and published_merges.ships(published.name):  # nothing to recover, nothing to keep
         # the shipped ids and the published special tokens are known to fit (tests/test_published.py)
-        return _tokenizer(read(), special_tokens is None)
+        return _tokenizer(read(), not special_tokens)
     return kept_tokenizer(content, "tiktoken", options, read, _tokenizer)
 
 

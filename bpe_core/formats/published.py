@@ -7,7 +7,8 @@ parses the tokens nor recovers merges, and needs no kept spec (`spec_cache`). Th
 for a file whose SHA-256 is the published one (`formats.tiktoken.PUBLISHED`), so they belong to
 its content by construction, and tests/test_published.py recovers them afresh from the files and
 compares. A shipped file that is missing, unreadable or fails its own checksum is not used: the
-merges are recovered as for any other file.
+merges are recovered as for any other file (and, for a damaged one, not kept: the installation
+is what needs mending).
 
 A shipped file: MAGIC, the SHA-256 of the rest, then the rest: the ranks of the 256 single bytes,
 then the merges (two ids each, in rank order), all little-endian 32-bit integers.

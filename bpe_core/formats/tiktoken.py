@@ -8,8 +8,10 @@ decoding and for the whole-chunk lookup tiktoken does first, and reported in
 
 The published vocabularies (r50k_base, p50k_base, cl100k_base, o200k_base) are recognised by the
 SHA-256 of their content (plain or gzipped), the hashes tiktoken checks its downloads against, and
-get tiktoken's pattern and special tokens. Any other file needs its pattern: there is no default,
-because a wrong pattern gives plausible but different ids. This module does not download.
+get tiktoken's pattern and special tokens; for cl100k_base and o200k_base the merges recovery
+gives are shipped with the package (`formats.published`) and read instead. Any other file needs
+its pattern: there is no default, because a wrong pattern gives plausible but different ids. This
+module does not download.
 """
 
 import base64
@@ -98,18 +100,17 @@ def published_vocabulary(path: str | os.PathLike[str]) -> PublishedVocabulary | 
     return PUBLISHED.get(content_sha256(os.fspath(path)))
 
 
-def ships_merges(stored: bytes, path: str) -> bool:
-    """Whether a file with these bytes as stored is a published vocabulary whose merges the package
-    ships (`formats.published`): its load recovers nothing, and keeps no spec."""
-    published = PUBLISHED.get(hashlib.sha256(_unpacked(stored, path)).hexdigest())
-    return published is not None and published_merges.ships(published.name)
+def recognised(stored: bytes, path: str) -> tuple[bytes, PublishedVocabulary | None]:
+    """A file's content (uncompressed for .gz, or the error that names it) and which published
+    vocabulary it is, if one: what `spec_from_content` takes."""
+    content = _unpacked(stored, path)
+    return content, PUBLISHED.get(hashlib.sha256(content).hexdigest())
 
 
 def ship_published(path: str, folder: str | None = None) -> str:
     """Recover the merges of a published vocabulary's `.tiktoken` file and write them where the
     package ships them (`formats.published`), or into `folder`; the path written."""
-    content = _content(path)
-    published = PUBLISHED.get(hashlib.sha256(content).hexdigest())
+    content, published = recognised(read_file(path, "tiktoken file"), path)
     if published is None:
         raise BpeError(f"{path} is not one of the published tiktoken vocabularies")
     lines = read_ranked_lines(content.rstrip())
@@ -186,26 +187,29 @@ def pretokenizer_for(pattern: str) -> Any:
 
 
 def spec_from_content(
-    stored: bytes,
+    content: bytes,
     path: str,
+    published: PublishedVocabulary | None,
     pattern: str | None = None,
     special_tokens: dict[str, int] | None = None,
     no_pattern: str = "",
 ) -> TokenizerSpec:
-    """The spec in a `.tiktoken` file's bytes as stored (gzipped when `path` ends in .gz).
-    `no_pattern` is what the error for a file that is not published and has no `pattern` says
-    to do (default: give the pattern)."""
-    content = _unpacked(stored, path)  # read once: recognised by its hash, then parsed
-    published = PUBLISHED.get(hashlib.sha256(content).hexdigest())
+    """The spec in a `.tiktoken` file's content, as `recognised` gives it with the published
+    vocabulary it is. `no_pattern` is what the error for a file that is not published and has no
+    `pattern` says to do (default: give the pattern)."""
     shipped = published_merges.shipped_merges(published.name) if published is not None else None
-    if shipped is not None:  # what reading and recovery give for this content, but the token bytes
-        lines: RankedTokens | None = RankedTokens(b"", b"", b"", 256 + len(shipped[1]), True, shipped[0])
-    else:
-        lines = read_ranked_lines(content.rstrip())
+    lines = None if shipped is not None else read_ranked_lines(content.rstrip())
     if lines is not None and not lines.in_order:
         lines = None  # ranks in another order: sorted by the reading below
+    # a file whose ranks are its line numbers: the single bytes' ranks, and the count of tokens
+    # (a published file whose merges are shipped is one, and is not read)
+    in_order: tuple[list[int], int] | None = None
+    if shipped is not None:
+        in_order = shipped[0], 256 + len(shipped[1])
+    elif lines is not None:
+        in_order = lines.byte_ranks, lines.count
     # a file the one-pass reader gives up on is read line by line (whose errors name the line)
-    ranks = _ranks_of(content, path) if lines is None else {}
+    ranks = _ranks_of(content, path) if in_order is None else {}
     if pattern is None:
         if published is None:
             raise BpeError(
@@ -214,10 +218,10 @@ def spec_from_content(
                 + (no_pattern or f"give its pattern ({', '.join(NAMED_PATTERNS)} or a regex)")
             )
         pattern = published.pattern
-    if lines is None:
+    if in_order is None:
         missing = [byte for byte in range(256) if bytes([byte]) not in ranks]
     else:
-        missing = [byte for byte in range(256) if lines.byte_ranks[byte] == NO_RANK]
+        missing = [byte for byte in range(256) if in_order[0][byte] == NO_RANK]
     if missing:
         raise BpeError(
             f"{path}: {len(missing)} single bytes have no rank (first: {missing[0]}); tiktoken needs all 256"
@@ -227,15 +231,17 @@ def spec_from_content(
     if shared:
         tokens = [token for token, token_id in specials.items() if token_id == shared[0]]
         raise BpeError(f"special tokens {tokens[0]!r} and {tokens[1]!r} both have id {shared[0]}")
-    if lines is None:
+    if in_order is None:
         clash = sorted(set(specials.values()) & set(ranks.values()))
     else:  # the ranks are 0 to count - 1
-        clash = sorted(token_id for token_id in set(specials.values()) if 0 <= token_id < lines.count)
+        clash = sorted(token_id for token_id in set(specials.values()) if 0 <= token_id < in_order[1])
     if clash:
         raise BpeError(f"special token id {clash[0]} is also the rank of a regular token in {path}")
     recovered: tuple[PackedMerges, list[int], dict[int, list[int]]] | None = None
-    if lines is not None:
-        recovered = (shipped[1], _ids(lines), {}) if shipped is not None else _recovered_in_order(lines)
+    if shipped is not None and in_order is not None:
+        recovered = shipped[1], _ids(*in_order), {}
+    elif lines is not None:
+        recovered = _recovered_in_order(lines)
     if recovered is None:  # read line by line: an orphan, or a token listed twice, is found there
         recovered = _recovered(ranks or _ranks_of(content, path))
     merges, ids, orphans = recovered
@@ -266,15 +272,15 @@ def _recovered_in_order(lines: RankedTokens) -> tuple[PackedMerges, list[int], d
     recovered = recover_merges(lines.packed, lines.ends)  # little-endian: a pair per longer token
     if not recovered[3::4].isascii():  # a negative id: (-1, -1), a token no merge makes
         return None
-    return PackedMerges(recovered), _ids(lines), {}
+    return PackedMerges(recovered), _ids(lines.byte_ranks, lines.count), {}
 
 
-def _ids(lines: RankedTokens) -> list[int]:
-    """The ids of a file whose ranks are its line numbers: the single bytes' ranks, then every
-    other rank in order (the longer tokens', which the merges make in that order)."""
-    ids = list(lines.byte_ranks)
-    singles = sorted(lines.byte_ranks)
-    for before, after in zip([-1, *singles], [*singles, lines.count], strict=True):
+def _ids(byte_ranks: list[int], count: int) -> list[int]:
+    """The ids of a file of `count` tokens whose ranks are its line numbers: the single bytes'
+    ranks, then every other rank in order (the longer tokens', which the merges make in that order)."""
+    ids = list(byte_ranks)
+    singles = sorted(byte_ranks)
+    for before, after in zip([-1, *singles], [*singles, count], strict=True):
         ids.extend(range(before + 1, after))
     return ids
 

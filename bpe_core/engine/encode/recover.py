@@ -32,21 +32,19 @@ BASE64_DIGITS: Final = vec[i64](
 @final
 class RankedTokens:
     """A `.tiktoken` file's tokens in line order: `packed` holds their bytes one after another,
-    `ends[line]` (a little-endian 32-bit offset each) where each ends, `ranks[line]` (the same)
-    its rank; `in_order` says the ranks are 0, 1, 2, ... line by line, and `byte_ranks[b]` is the
-    rank of the one-byte token b (-1: none)."""
+    `ends[line]` (a little-endian 32-bit offset each) where each ends; `count` tokens; `in_order`
+    says the ranks are 0, 1, 2, ... line by line, and `byte_ranks[b]` is the rank of the one-byte
+    token b (-1: none)."""
 
     packed: bytes
     ends: bytes
-    ranks: bytes
     count: i64
     in_order: bool
     byte_ranks: list[int]
 
-    def __init__(self, packed: bytes, ends: bytes, ranks: bytes, count: i64, in_order: bool, byte_ranks: list[int]):
+    def __init__(self, packed: bytes, ends: bytes, count: i64, in_order: bool, byte_ranks: list[int]):
         self.packed = packed
         self.ends = ends
-        self.ranks = ranks
         self.count = count
         self.in_order = in_order
         self.byte_ranks = byte_ranks
@@ -60,7 +58,6 @@ def read_ranked_lines(body: bytes) -> RankedTokens | None:
     size: i64 = len(body)
     packed = BytesWriter()
     ends = BytesWriter()
-    ranks = BytesWriter()
     byte_ranks: list[int] = [NO_RANK] * 256
     in_order = True
     count: i64 = 0
@@ -119,11 +116,10 @@ def read_ranked_lines(body: bytes) -> RankedTokens | None:
                 return None
             byte_ranks[byte] = rank
         write_i32_le(ends, i32(len(packed)))
-        write_i32_le(ranks, i32(rank))
         if rank != count:
             in_order = False
         count += 1
-    return RankedTokens(packed.getvalue(), ends.getvalue(), ranks.getvalue(), count, in_order, byte_ranks)
+    return RankedTokens(packed.getvalue(), ends.getvalue(), count, in_order, byte_ranks)
 
 
 def recover_merges(packed: bytes, ends: bytes) -> bytes:
