@@ -70,9 +70,10 @@ def allowed_sets(
 
 @contextmanager
 def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while a batch makes its lists of ids: each new list counts
-    towards a collection, and each collection walks every id of the young lists again. Lists of
-    ints make no cycles, so there is nothing for it to find meanwhile; it runs as before after."""
+    """The cyclic garbage collector off while code makes many lists that it keeps (a batch's lists
+    of ids, a `tokenizer.json`'s merges): each new list counts towards a collection, and each
+    collection walks the young lists again. Such lists make no cycles, so there is nothing for it
+    to find meanwhile; it runs as before after."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -113,7 +114,7 @@ class BatchEncoder:
         theirs (None: no document may hold any, and in this process none is paired with its set)."""
         workers = workers or default_workers()
         weights = [len(document) if isinstance(document, str) else 1 for document in documents]
-        if self.byte_level:  # text: as many workers as it keeps busy, and none forked for fewer than three
+        if self.byte_level:  # text: as many workers as it keeps busy, none forked for fewer than MIN_TEXT_PROCESSES
             workers = min(workers, sum(weights) // MIN_CHARACTERS_PER_WORKER)
             workers = workers if workers >= MIN_TEXT_PROCESSES else 1
         pooled = workers > 1 and len(documents) > FEW_DOCUMENTS and fork_available()

@@ -44,10 +44,9 @@ MIN_SIZE = 1 << 18
 MAX_ENTRIES = 16
 PREFIX = "spec-"
 ABANDONED_AFTER = 3600  # seconds after which a temporary file is a killed writer's
-# the modules whose code makes a spec (the merges a .tiktoken file's are recovered by the engine's
+# the modules whose code makes a kept spec (a .tiktoken file's merges are recovered by the engine's
 # kernel): a change to any of them makes new entries
 MAKERS = (
-    "bpe_core.formats.native",
     "bpe_core.formats.hf",
     "bpe_core.formats.tiktoken",
     "bpe_core.formats.layout",

@@ -9,7 +9,6 @@ what, never approximated. Post-processors (BOS/EOS templates) are not applied: o
 those of `encode(text, add_special_tokens=False)`; the import records that it ignored one.
 """
 
-import gc
 import json
 import os
 import re
@@ -18,6 +17,7 @@ from itertools import chain
 from operator import add, lt, methodcaller
 from typing import Any
 
+from bpe_core.batching import collector_paused
 from bpe_core.contract import ExportsToHF
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, make_directory, parse_json
@@ -149,13 +149,8 @@ def spec_from_content(content: bytes, path: str) -> TokenizerSpec:
     """The spec in a `tokenizer.json` file's bytes (`path` names it in errors). The garbage
     collector waits meanwhile: the file makes a list per merge, all of them kept, which young
     collections would walk again and again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return spec_from_data(parse_json(content, path, "tokenizer.json"), path)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def spec_from_data(data: Any, path: str) -> TokenizerSpec:

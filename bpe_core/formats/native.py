@@ -7,10 +7,9 @@ the tokenizer). This module does not read other libraries' formats.
 
 From version 2 the merges and the id layout's ids are stored packed: a string of the base64 of
 little-endian signed 32-bit ids (two per merge), which a reader takes in one pass instead of a
-JSON list per merge (a tenth of the time for a vocabulary of 200,000). From version 3 the
-merge counts and token usage (little-endian 64-bit) and an import's merge results (32-bit) are
-packed too: as JSON lists they were most of a trained tokenizer's reading. Files of earlier
-versions, with lists, are read as before.
+JSON list per merge. From version 3 the merge counts and token usage (little-endian 64-bit) and
+an import's merge results (32-bit) are packed too: as JSON lists they were most of a trained
+tokenizer's reading. Files of earlier versions, with lists, are read as before.
 """
 
 import json
