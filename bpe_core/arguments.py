@@ -352,7 +352,8 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     import_.add_argument("-o", "--output", required=True, help="bpe-core tokenizer file to write")
     import_.add_argument(
         "--pattern",
-        help="tiktoken: gpt2, cl100k, o200k or a regex (default: the published file's own; required for others)",
+        help="tiktoken: gpt2, cl100k, o200k, a published vocabulary's name (cl100k_base) or a regex "
+        "(default: the published file's own; required for others)",
     )
     import_.add_argument(
         "--special",

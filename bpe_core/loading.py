@@ -83,7 +83,8 @@ def from_hf(path: str | os.PathLike[str]) -> Tokenizer:
 def from_tiktoken(
     path: str | os.PathLike[str], pattern: str | None = None, special_tokens: dict[str, int] | None = None
 ) -> Tokenizer:
-    """A tokenizer from a `.tiktoken` file; `pattern` is gpt2, cl100k, o200k or a regex.
+    """A tokenizer from a `.tiktoken` file; `pattern` is gpt2, cl100k, o200k, a published
+    vocabulary's name (cl100k_base: its pattern) or a regex.
 
     A published vocabulary (r50k_base, p50k_base, cl100k_base, o200k_base, recognised by its
     content) gets tiktoken's pattern and special tokens; `pattern` replaces the pattern and

@@ -89,3 +89,19 @@ def test_another_tiktoken_file_is_one_error_saying_how_to_give_its_pattern(
     damaged.write_bytes(lines[0] + b"not base64 here\n")
     with pytest.raises(BpeError, match=r"damaged.tiktoken.*line 2"):
         bpe_core.load(damaged)
+
+
+def test_a_published_vocabularys_name_as_the_pattern_is_its_pattern(files: dict[str, Path], text: str) -> None:
+    """`pattern="cl100k_base"` read as a regex would match only that word and encode every other
+    text to nothing; it is cl100k's pattern, from the library and from `bpe import` alike."""
+    text = text.removesuffix("<|endoftext|>")  # the unpublished file has no special tokens
+    expected = cl100k().encode_ordinary(text)
+    unpublished = files["tiktoken"].parent / "renamed-unpublished.tiktoken"
+    unpublished.write_bytes(files["tiktoken"].read_bytes() + b"\n")  # another digest: only the pattern says
+    for path in (files["tiktoken"], unpublished):
+        tokenizer = bpe_core.from_tiktoken(path, pattern="cl100k_base")
+        assert tokenizer.spec.pretokenizer.name == "cl100k", path
+        assert tokenizer.encode(text) == expected, path
+    imported = run_bpe("import", unpublished, "--pattern", "cl100k_base", "-o", "named.json", cwd=unpublished.parent)
+    assert_ok(imported)
+    assert bpe_core.load(unpublished.parent / "named.json").encode(text) == expected

@@ -179,6 +179,13 @@ def _checked_ranks(data: bytes, path: str) -> dict[bytes, int]:
     return ranks
 
 
+def named_pattern(pattern: str) -> str:
+    """The pattern a name stands for: a published vocabulary's name (cl100k_base) is its pattern's
+    (cl100k); a regex, or a pattern's own name, is itself. Read as a regex, such a name would match
+    only itself, and every other text would encode to nothing."""
+    return next((vocabulary.pattern for vocabulary in PUBLISHED.values() if vocabulary.name == pattern), pattern)
+
+
 def pretokenizer_for(pattern: str) -> Any:
     """A built-in pattern by name, or a user regex."""
     if pattern in NAMED_PATTERNS:
@@ -218,6 +225,7 @@ def spec_from_content(
                 + (no_pattern or f"give its pattern ({', '.join(NAMED_PATTERNS)} or a regex)")
             )
         pattern = published.pattern
+    pattern = named_pattern(pattern)
     if in_order is None:
         missing = [byte for byte in range(256) if bytes([byte]) not in ranks]
     else:
