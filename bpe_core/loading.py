@@ -57,7 +57,7 @@ def _native_head(content: bytes) -> bool:
 
 def _tiktoken_lines(content: bytes) -> bool:
     """Whether a file starts as a `.tiktoken` file does: a base64 token, a space, a rank."""
-    token, space, rank = content[: content.find(b"\n", 0, 1024)].partition(b" ")
+    token, space, rank = content[:1024].partition(b"\n")[0].partition(b" ")
     return bool(space and token and rank.isdigit() and BASE64.issuperset(token))
 
 
