@@ -520,3 +520,21 @@ def test_tandem_repeat_with_weighted_unit_chunks_matches_reference(tandem_repeat
     unit = dna_ids(tandem_repeat[:125])
     chunks = [unit * 3, unit, unit[:60], unit[60:] + unit[:5]]
     assert_trains_like_the_reference(*train_both(4, chunks, [2**33, 5, 2**40, 1], 300, tie_break="largest"))
+
+
+@given(st.lists(st.integers(-2, 40) | st.sampled_from([2**31 - 1, 2**31, 10**12, True, 1.5, "7"])), st.integers(0, 5))
+def test_check_ids_finds_what_a_plain_reading_finds(ids: list[object], low_below: int) -> None:
+    """The first entry that is not an int from 0 (-1 below `low_below`) to 2^31 - 1, else the
+    first that repeats an earlier id (-1 aside), and the highest id."""
+
+    def fits(index: int, value: object) -> bool:
+        return type(value) is int and (-1 if index < low_below else 0) <= value <= 2**31 - 1
+
+    out_of_range = next((index for index, value in enumerate(ids) if not fits(index, value)), None)
+    unfit, highest = engine.check_ids(ids, low_below)
+    if out_of_range is not None:
+        assert (unfit, highest) == (out_of_range, -1)
+        return
+    assert highest == max([-1, *ids])
+    repeat = next((index for index, value in enumerate(ids) if value != -1 and value in ids[:index]), -1)
+    assert unfit == repeat or (unfit == engine.UNCHECKED and highest >= 2**16)  # sparse: left to the caller

@@ -220,6 +220,10 @@ FILE_CASES: dict[str, tuple[Callable[[Path, dict[str, bytes]], None], list[str]]
         edited_json("small.json", lambda data: with_layout(data, REGULAR[:-1] + [297], {EOT: 299})),
         ["ids[298]", "also ids[297]"],
     ),
+    "file-duplicate-sparse-ids": (  # too sparse for the engine's bitmap: checked by a set
+        edited_json("small.json", lambda data: with_layout(data, REGULAR[:-2] + [2**30, 2**30], {EOT: 2**30 + 1})),
+        ["ids[298]", "also ids[297]"],
+    ),
     "file-special-id-on-regular-id": (
         edited_json("small.json", lambda data: with_layout(data, REGULAR, {EOT: 5})),
         ["special_ids", "also ids[5]"],

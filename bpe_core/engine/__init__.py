@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from bpe_core.engine.alphabet import Alphabet
 from bpe_core.engine.decoder import Decoder, join_packed_pieces, join_pieces
 from bpe_core.engine.encode.encoder import Encoder
-from bpe_core.engine.encode.id_lists import pack_id_lists, unpack_id_lists
+from bpe_core.engine.encode.id_lists import UNCHECKED, check_ids, pack_id_lists, unpack_id_lists
 from bpe_core.engine.encode.recover import recover_merges
 from bpe_core.engine.encode.unit_sides import CONTINUES, PLAIN, STARTS
 from bpe_core.engine.tables import END_WIDTH, MAX_PACKED
@@ -95,7 +95,9 @@ __all__ = [
     "TIE_LARGEST",
     "TIE_RULES",
     "TIE_SMALLEST",
+    "UNCHECKED",
     "Trainer",
+    "check_ids",
     "is_compiled",
     "join_packed_pieces",
     "join_pieces",
