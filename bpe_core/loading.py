@@ -12,7 +12,7 @@ from bpe_core.errors import BpeError, check_argument, path_argument
 from bpe_core.files import parse_json, read_file
 from bpe_core.formats import native
 from bpe_core.spec import TokenizerSpec
-from bpe_core.spec_cache import kept_tokenizer
+from bpe_core.spec_cache import found_tokenizer, kept_tokenizer
 from bpe_core.tokenizer import Tokenizer
 
 TIKTOKEN_SUFFIXES = (".tiktoken", ".tiktoken.gz")  # as formats.suffixes, which this path does not import
@@ -40,6 +40,9 @@ def load(path: str | os.PathLike[str]) -> Tokenizer:
         )
         return _from_tiktoken(content, path, None, None, no_pattern)
     if not _native_head(content) and content[:1] == b"{":
+        kept = found_tokenizer(content, "hf", path, partial(_built, where=path))  # a tokenizer.json read before
+        if kept is not None:
+            return kept
         data = parse_json(content, path, native.DESCRIPTION)
         if isinstance(data, dict) and data.get("format") != native.FORMAT and isinstance(data.get("model"), dict):
             from bpe_core.formats import hf  # only this reader needs it

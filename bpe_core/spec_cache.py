@@ -76,21 +76,36 @@ def kept_tokenizer(
     path = _entry(content, reader, options)
     if path is None:
         return build(read(), False)
-    name = os.path.basename(path)
-    try:
-        with open(path, "rb") as handle:
-            spec = _decoded(handle.read(), name)
-        built = build(spec, True)
-    except (OSError, ValueError, KeyError, TypeError, BpeError):  # none kept, or not a whole one
-        pass
-    else:
-        with contextlib.suppress(OSError):
-            os.utime(path)  # recently used
+    built = _kept(path, build)
+    if built is not None:
         return built
     spec = read()
     built = build(spec, False)
     with contextlib.suppress(OSError, ValueError, TypeError):
-        _keep(path, _encoded(spec, name))
+        _keep(path, _encoded(spec, os.path.basename(path)))
+    return built
+
+
+def found_tokenizer(
+    content: bytes, reader: str, options: object, build: Callable[[TokenizerSpec, bool], Built]
+) -> Built | None:
+    """`build(spec, True)` of the spec an earlier process kept of a file with these bytes (read by
+    `reader` with `options`), or None when none is kept: what tells a file's kind by parsing it
+    can ask first, as only a file of that kind is kept under that reader."""
+    path = _entry(content, reader, options)
+    return None if path is None else _kept(path, build)
+
+
+def _kept(path: str, build: Callable[[TokenizerSpec, bool], Built]) -> Built | None:
+    """`build(spec, True)` of the entry at `path`, or None when there is none, or not a whole one."""
+    try:
+        with open(path, "rb") as handle:
+            spec = _decoded(handle.read(), os.path.basename(path))
+        built = build(spec, True)
+    except (OSError, ValueError, KeyError, TypeError, BpeError):  # none kept, or not a whole one
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(path)  # recently used
     return built
 
 

@@ -19,7 +19,7 @@ import pytest
 from helpers.interop import published_vocabulary_path
 
 import bpe_core
-from bpe_core import spec_cache
+from bpe_core import loading, spec_cache
 from bpe_core.formats import hf, native, published, tiktoken
 
 Loader = Callable[[Path], bpe_core.Tokenizer]
@@ -96,6 +96,27 @@ def test_a_second_load_reads_the_kept_spec_and_encodes_the_same(kind, vocabulary
     assert second.decode(ids) == sample and second.merges == expected.merges
     second.save(folder.parent / "again.json")  # a kept spec saves the same file
     assert (folder.parent / "again.json").read_bytes() == native.encoded(expected)
+
+
+def test_load_finds_a_kept_tokenizer_json_without_parsing_it(vocabulary_files, sample, folder, monkeypatch):
+    """`load` tells a tokenizer.json by parsing it, which costs a 5 MB file more than its kept spec
+    does: a kept entry is looked for first (from_hf and load keep the same one)."""
+    path = vocabulary_files["hf"]
+    first = bpe_core.from_hf(path)
+    assert len(entries(folder)) == 1
+    parsed: list[str] = []
+    parse = loading.parse_json
+
+    def counted(content: bytes, where: str, description: str) -> object:
+        parsed.append(where)
+        return parse(content, where, description)
+
+    monkeypatch.setattr(loading, "parse_json", counted)
+    second = bpe_core.load(path)
+    assert parsed == [] and len(entries(folder)) == 1
+    assert second.spec == first.spec and second.encode(sample) == first.encode(sample)
+    monkeypatch.setenv("BPE_CORE_CACHE", str(folder.parent / "another-cache"))
+    assert bpe_core.load(path).spec == first.spec and parsed == [str(path)]  # none kept: parsed as before
 
 
 @pytest.mark.parametrize("damage", ["truncated", "flipped", "empty", "foreign"])
