@@ -62,8 +62,20 @@ def make_plan(
         except BpeError as error:
             key = "normalizer" if len(settings.normalizers) == 1 else f"normalizer[{index}]"
             raise BpeError(f"{settings.origin}: {key}: {error}") from None
+    if settings.trainer.residue is not None and symbol_mirror(pretokenizer) is not None:
+        raise BpeError(
+            f"{settings.origin}: trainer.residue: not with pretokenizer {pretokenizer.name!r}, which learns each "
+            "merge with its mirror partner (reverse_complement: symmetric); a removal takes one token"
+        )
     paths = _resolve_paths(settings, files)
-    if settings.trainer.parity is not None:  # its groups' files replace input.paths and any files given
+    if settings.trainer.parity is not None:  # its groups' files replace input.paths
+        if files:  # as documents and counts are refused
+            raise BpeError(
+                f"{settings.origin}: trainer.parity: training by group reads each group's files "
+                f"(trainer.parity.groups); give no files ({paths[0]}"
+                + (f" and {len(paths) - 1} more" if len(paths) > 1 else "")
+                + ")"
+            )
         paths = [path for group in parity_paths(settings)[0].values() for path in group]
     if not paths and need_paths:
         raise BpeError(f"{settings.origin}: input.paths: no input files (give files or set input.paths)")

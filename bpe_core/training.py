@@ -520,11 +520,6 @@ def _train_from(
     )
     weights = list(counts.chunks.values())
     residue = settings.trainer.residue
-    if residue is not None and symbol_mirror(pretokenizer) is not None:
-        raise BpeError(
-            f"{settings.origin}: trainer.residue: not with pretokenizer {pretokenizer.name!r}, which learns each "
-            "merge with its mirror partner (reverse_complement: symmetric); a removal takes one token"
-        )
     make_trainer: Callable[..., Trainer] = Trainer if residue is None else partial(PickyTrainer, threshold=residue)
     trainer = make_trainer(
         alphabet_size,

@@ -97,7 +97,7 @@ class Domain:
         self.config_path = directory / "parity.yaml"
         self.config_path.write_text(json.dumps(written), encoding="utf-8")  # JSON is YAML
         self.files = [path for paths in train.values() for path in paths]
-        self.tokenizer = bpe_core.train(config, self.files, progress=False, workers=1)
+        self.tokenizer = bpe_core.train(config, progress=False, workers=1)  # the groups' files
         self.path = directory / "parity.json"
         self.tokenizer.save(self.path)
 
@@ -252,11 +252,11 @@ def test_continuing_keeps_every_id_and_merge_of_the_parity_tokenizer(domain: Dom
 
 def test_continuing_with_the_parity_config_equals_parity_training_in_one_go(domain: Domain) -> None:
     smaller = domain.config["trainer"]["vocab_size"] - 128
-    base = bpe_core.train(domain.config, domain.files, {"trainer.vocab_size": smaller}, progress=False, workers=1)
+    base = bpe_core.train(domain.config, None, {"trainer.vocab_size": smaller}, progress=False, workers=1)
     base.save(domain.directory / "smaller.json")
     assert_ok(
         run_bpe(
-            "train", domain.config_path, *domain.files, "--from", "smaller.json", "-o", "regrown.json", "-q",
+            "train", domain.config_path, "--from", "smaller.json", "-o", "regrown.json", "-q",
             cwd=domain.directory,
         )
     )  # fmt: skip

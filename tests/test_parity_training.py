@@ -6,9 +6,11 @@ set. One group trains exactly the merges of plain BPE on the same file; several 
 species' dev costs closer together than plain BPE does at the same vocabulary.
 """
 
+import json
 from pathlib import Path
 
 import pytest
+from helpers.cli_runner import assert_clean_error, run_bpe
 from helpers.dna import fasta_records
 from helpers.paths import CHR17_PATH, ECOLI_PATH, LAMBDA_PATH
 
@@ -106,10 +108,22 @@ def test_a_bad_parity_section_is_named(parity, message):
         check_config(dna_config(parity))
 
 
-def test_parity_takes_no_counts_or_documents(genomes):
+def test_parity_takes_no_files_counts_or_documents(genomes, tmp_path):
+    """They would not be read: the groups' files are the training input."""
     config = dna_config(parity_option(genomes, ["lambda"]))
     with pytest.raises(bpe_core.BpeError, match="trainer.parity: .* give no documents"):
         bpe_core.train(config, documents=["ACGT"], progress=False)
+    files = [genomes["human"]["train"], genomes["lambda"]["train"]]
+    for given, named in ((files, "human-train.fa and 1 more"), (files[1:], "lambda-train.fa")):
+        with pytest.raises(bpe_core.BpeError, match=f"trainer.parity: .* give no files \\(.*{named}\\)"):
+            bpe_core.train(config, given, progress=False)
+        with pytest.raises(bpe_core.BpeError, match="trainer.parity: .* give no files"):
+            check_config(config, files=given)
+    written = tmp_path / "parity.yaml"
+    written.write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
+    result = run_bpe("train", written, files[0], "-o", "never.json", "-q", cwd=tmp_path)
+    assert_clean_error(result, "trainer.parity", "give no files", "human-train.fa")
+    assert not (tmp_path / "never.json").exists()
 
 
 def test_a_config_file_names_group_files_relative_to_itself(tmp_path, genomes):

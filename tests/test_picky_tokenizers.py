@@ -11,6 +11,7 @@
 from pathlib import Path
 
 import pytest
+from helpers.cli_runner import assert_clean_error, run_bpe
 from helpers.interop import assert_same_ids, read_ranks, tiktoken_encoding
 from helpers.modes import PURE
 from helpers.paths import CONFIGS_DIR, LAMBDA_PATH, require
@@ -20,6 +21,7 @@ from tokenizers import Tokenizer as HfTokenizer
 
 import bpe_core
 from bpe_core.errors import BpeError
+from bpe_core.training import check_config
 
 GPT2_CONFIG = CONFIGS_DIR / "gpt2-style.yaml"
 TRAINING_CHARS = 150_000 if PURE else 1_000_000
@@ -93,3 +95,7 @@ def test_residue_with_mirrored_dna_merges_is_refused() -> None:
     overrides = {"trainer.residue": 0.1, "trainer.vocab_size": 64, "pretokenizer.reverse_complement": "symmetric"}
     with pytest.raises(BpeError, match=r"trainer\.residue: not with pretokenizer .* mirror partner"):
         bpe_core.train(config, [require(LAMBDA_PATH)], overrides)
+    with pytest.raises(BpeError, match=r"trainer\.residue: not with pretokenizer .* mirror partner"):
+        check_config(config, overrides, [require(LAMBDA_PATH)])  # before any counting
+    sets = [argument for key, value in overrides.items() for argument in ("--set", f"{key}={value}")]
+    assert_clean_error(run_bpe("validate", config, *sets, cwd=CONFIGS_DIR), "trainer.residue", "mirror partner")
