@@ -15,6 +15,7 @@ output=...`: the user's own, not checked). A dict config is code, and its paths 
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
@@ -316,15 +317,7 @@ def output_path(config: Config) -> str | None:
 def input_paths(config: Config) -> list[str]:
     """The config's `input.paths`, a file's relative to its directory and inside it (see the
     module docstring); "-" is standard input."""
-    if config.origin == "<dict>":
-        return list(config.input.paths)
-    base = os.path.dirname(config.origin)
-    if config.overridden & {"input", "input.paths"}:  # the user's own, relative to the config all the same
-        return [path if os.path.isabs(path) or path == "-" else os.path.join(base, path) for path in config.input.paths]
-    return [
-        path if path == "-" else _files_inside(base, path, config.origin, f"input.paths[{number}]")
-        for number, path in enumerate(config.input.paths)
-    ]
+    return _found(config, config.input.paths, {"input", "input.paths"}, "input.paths")
 
 
 def parity_paths(config: Config) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
@@ -337,18 +330,24 @@ def parity_paths(config: Config) -> tuple[dict[str, list[str]], dict[str, list[s
         by_group = {}
         for name, paths in section.items():
             what = f"trainer.parity.{key}.{name}"
-            if config.origin == "<dict>":
-                by_group[name] = list(paths)
-            elif config.overridden & {"trainer", "trainer.parity", f"trainer.parity.{key}", what}:
-                base = os.path.dirname(config.origin)
-                by_group[name] = [path if os.path.isabs(path) else os.path.join(base, path) for path in paths]
-            else:
-                base = os.path.dirname(config.origin)
-                by_group[name] = [
-                    _files_inside(base, path, config.origin, f"{what}[{number}]") for number, path in enumerate(paths)
-                ]
+            by_group[name] = _found(config, paths, {"trainer", "trainer.parity", f"trainer.parity.{key}", what}, what)
         found.append(by_group)
     return found[0], found[1]
+
+
+def _found(config: Config, paths: Sequence[str], overriding: set[str], what: str) -> list[str]:
+    """`paths` of the config's key `what`: as given in a dict config; relative to the config's
+    directory when an override (a key of `overriding`) gave them; else relative to it and inside it.
+    "-" (standard input) stays itself."""
+    if config.origin == "<dict>":
+        return list(paths)
+    base = os.path.dirname(config.origin)
+    if config.overridden & overriding:  # the user's own, relative to the config all the same
+        return [path if os.path.isabs(path) or path == "-" else os.path.join(base, path) for path in paths]
+    return [
+        path if path == "-" else _files_inside(base, path, config.origin, f"{what}[{number}]")
+        for number, path in enumerate(paths)
+    ]
 
 
 def _files_inside(base: str, path: str, origin: str, what: str) -> str:
