@@ -43,6 +43,8 @@ from typing import Final
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64
 
+from bpe_core.engine.encode.kernel import MergeKernel
+from bpe_core.engine.encode.pair_ranks import PairRanks
 from bpe_core.engine.train.groups import ChunkGroups
 from bpe_core.engine.train.pairs import CHAIN_NEXT, END, SYMBOL
 from bpe_core.engine.train.trainer import TIE_SMALLEST, Trainer
@@ -304,7 +306,7 @@ def merge_list(
     spelling: list[str] = [chr(symbol) for symbol in range(alphabet_size)]
     for left, right in merges:
         spelling.append(spelling[left] + spelling[right])
-    listing = MergeListing(alphabet_size, merges, spelling, size)
+    listing = MergeListing(alphabet_size, merges, spelling)
     for token in range(alphabet_size, size):
         if token < protected:
             left, right = merges[token - alphabet_size]
@@ -320,21 +322,21 @@ class MergeListing:
     alphabet_size: i64
     merges: list[tuple[int, int]]
     spelling: list[str]
-    bound: i64
     listed_as: list[int]  # per token id in `merges`: its new id, or -1
     token_of: dict[str, int]  # symbols -> the new id of the listed token with them
-    merge_of: dict[int, int]  # pair of new ids (left * bound + right) -> the new id it makes
+    table: PairRanks  # the merges listed so far, each making the next new id
+    kernel: MergeKernel  # encodes with them
     new_merges: list[tuple[int, int]]
     sources: list[int]
 
-    def __init__(self, alphabet_size: int, merges: list[tuple[int, int]], spelling: list[str], size: int) -> None:
+    def __init__(self, alphabet_size: int, merges: list[tuple[int, int]], spelling: list[str]) -> None:
         self.alphabet_size = alphabet_size
         self.merges = merges
         self.spelling = spelling
-        self.bound = size + 1
         self.listed_as = list(range(alphabet_size)) + [-1] * len(merges)
         self.token_of = {spelling[symbol]: symbol for symbol in range(alphabet_size)}
-        self.merge_of = {}
+        self.table = PairRanks(alphabet_size, len(merges))
+        self.kernel = MergeKernel(self.table)
         self.new_merges = []
         self.sources = []
 
@@ -344,7 +346,7 @@ class MergeListing:
         self.sources.append(token)
         self.listed_as[token] = new_id
         self.token_of.setdefault(self.spelling[token], new_id)
-        self.merge_of[left * self.bound + right] = new_id
+        self.table.add(left, right, new_id)
         return new_id
 
     def put_back(self, token: i64) -> i64:
@@ -365,17 +367,6 @@ class MergeListing:
         return self.add(token, pieces[0], pieces[1])
 
     def encoded(self, symbols: str) -> list[int]:
-        """`symbols` encoded with the merges listed so far: the lowest new id first, leftmost on ties."""
-        pieces = [ord(symbol) for symbol in symbols]
-        while len(pieces) > 1:
-            best_at = -1
-            best: i64 = -1
-            for at in range(len(pieces) - 1):
-                made = self.merge_of.get(pieces[at] * self.bound + pieces[at + 1], -1)
-                if made >= 0 and (best < 0 or made < best):
-                    best = made
-                    best_at = at
-            if best_at < 0:
-                break
-            pieces[best_at : best_at + 2] = [best]
-        return pieces
+        """`symbols` encoded with the merges listed so far: the lowest new id first, leftmost on
+        ties (the merges are listed in new-id order, so that is rank order)."""
+        return self.kernel.encode_list([ord(symbol) for symbol in symbols])
