@@ -267,6 +267,14 @@ FILE_CASES: dict[str, tuple[Callable[[Path, dict[str, bytes]], None], list[str]]
         edited_json("small.json", set_path(["merges"], packed([101, 32, -5, 256]))),
         ["merges", "-5", "negative"],
     ),
+    "file-merge-results-not-a-list": (  # merge results are ids: their packed form is 32-bit
+        edited_json("small.json", set_path(["merge_results"], {"a": 1})),
+        ["merge_results", "little-endian 32-bit integers"],
+    ),
+    "file-merge-counts-not-a-list": (
+        edited_json("small.json", set_path(["merge_counts"], {"a": 1})),
+        ["merge_counts", "little-endian 64-bit integers"],
+    ),
     "file-ids-packed-below-minus-one": (
         edited_json("small.json", lambda data: with_layout(data, packed([-2, *REGULAR[1:]]), {})),
         ["ids", "-2", "out of range"],

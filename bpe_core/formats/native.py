@@ -31,7 +31,8 @@ from bpe_core.spec import ComponentConfig, IdLayout, PackedMerges, TokenizerSpec
 FORMAT = "bpe-core"
 VERSION = 3
 PACKED = "a pair of token ids [left, right] per merge, or their packed form (the base64 of little-endian 32-bit ids)"
-PACKED_COUNTS = "a list of integers >= 0, or their packed form (the base64 of little-endian 64-bit integers)"
+# the counts' (64-bit) and merge_results' (32-bit)
+PACKED_COUNTS = "a list of integers >= 0, or their packed form (the base64 of little-endian {bits}-bit integers)"
 DESCRIPTION = "tokenizer file"
 
 
@@ -321,8 +322,9 @@ def _has_negative(packed: bytes) -> bool:
     return not packed[3::4].isascii()
 
 
-def _ids_of(packed: bytes) -> "array[int]":
-    ids = array("i", packed)
+def _ids_of(packed: bytes, typecode: str = "i") -> "array[int]":
+    """The little-endian integers of a packed field (`typecode` "i": 32-bit, "q": 64-bit)."""
+    ids = array(typecode, packed)
     if sys.byteorder != "little":
         ids.byteswap()
     return ids
@@ -368,17 +370,16 @@ def _counts_field(data: dict[str, Any], key: str, typecode: str) -> list[int]:
     """A list of integers >= 0 (counts, or merge results), from either form; checked. Empty
     when the file has none."""
     value = data.get(key, [])
+    width = array(typecode).itemsize
+    expected = PACKED_COUNTS.format(bits=8 * width)
     if isinstance(value, str):
-        width = array(typecode).itemsize
-        packed = _unpacked(value, key, width, PACKED_COUNTS)
-        counts = array(typecode, packed)
-        if sys.byteorder != "little":
-            counts.byteswap()
+        packed = _unpacked(value, key, width, expected)
+        counts = _ids_of(packed, typecode)
         if not packed[width - 1 :: width].isascii():  # a top bit set: a negative number
-            raise BpeError(f"{key}: {min(counts)} is negative; expected {PACKED_COUNTS}")
+            raise BpeError(f"{key}: {min(counts)} is negative; expected {expected}")
         return counts.tolist()
     if not isinstance(value, list):
-        raise BpeError(f"{key}: expected {PACKED_COUNTS}, got {_short(value)}")
+        raise BpeError(f"{key}: expected {expected}, got {_short(value)}")
     if not _ints_within(value, 0, None):
         for index, count in enumerate(value):
             if not is_int(count) or count < 0:
