@@ -26,7 +26,7 @@ from itertools import accumulate
 from operator import itemgetter
 from typing import Any
 
-from bpe_core.engine.encode.recover import NO_RANK, RankedTokens, read_ranked_lines, recover_merges
+from bpe_core.engine.encode.recover import UNRANKED, RankedTokens, read_ranked_lines, recover_merges
 from bpe_core.errors import BpeError
 from bpe_core.files import atomic_output, make_directory, read_file
 from bpe_core.formats import published as published_merges
@@ -229,7 +229,7 @@ def spec_from_content(
     if in_order is None:
         missing = [byte for byte in range(256) if bytes([byte]) not in ranks]
     else:
-        missing = [byte for byte in range(256) if in_order[0][byte] == NO_RANK]
+        missing = [byte for byte in range(256) if in_order[0][byte] == UNRANKED]
     if missing:
         raise BpeError(
             f"{path}: {len(missing)} single bytes have no rank (first: {missing[0]}); tiktoken needs all 256"

@@ -16,7 +16,7 @@ from bpe_core.engine.encode.pair_ranks import PairRanks
 
 NO_MERGE: Final[i64] = -1
 ID_WIDTH: Final[i64] = 4  # bytes of a packed id or end offset
-NO_RANK: Final[i64] = -1
+UNRANKED: Final[i64] = -1  # the rank of a single byte a file does not list (pair_ranks.NO_RANK is a pair's)
 MAX_RANK: Final[i64] = (1 << 31) - 1
 SPACE: Final[i64] = 32
 NEWLINE: Final[i64] = 10
@@ -58,7 +58,7 @@ def read_ranked_lines(body: bytes) -> RankedTokens | None:
     size: i64 = len(body)
     packed = BytesWriter()
     ends = BytesWriter()
-    byte_ranks: list[int] = [NO_RANK] * 256
+    byte_ranks: list[int] = [UNRANKED] * 256
     in_order = True
     count: i64 = 0
     position: i64 = 0
@@ -112,7 +112,7 @@ def read_ranked_lines(body: bytes) -> RankedTokens | None:
         length = len(packed) - start
         if length == 1:
             byte = i64(packed[start])
-            if byte_ranks[byte] != NO_RANK:
+            if byte_ranks[byte] != UNRANKED:
                 return None
             byte_ranks[byte] = rank
         write_i32_le(ends, i32(len(packed)))
