@@ -522,7 +522,10 @@ def test_tandem_repeat_with_weighted_unit_chunks_matches_reference(tandem_repeat
     assert_trains_like_the_reference(*train_both(4, chunks, [2**33, 5, 2**40, 1], 300, tie_break="largest"))
 
 
-@given(st.lists(st.integers(-2, 40) | st.sampled_from([2**31 - 1, 2**31, 10**12, True, 1.5, "7"])), st.integers(0, 5))
+@given(
+    st.lists(st.integers(-2, 40) | st.sampled_from([2**31 - 1, 2**31, 10**12, 10**30, -(10**30), True, 1.5, "7"])),
+    st.integers(0, 5),
+)
 def test_check_ids_finds_what_a_plain_reading_finds(ids: list[object], low_below: int) -> None:
     """The first entry that is not an int from 0 (-1 below `low_below`) to 2^31 - 1, else the
     first that repeats an earlier id (-1 aside), and the highest id."""

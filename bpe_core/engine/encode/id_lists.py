@@ -23,6 +23,7 @@ from bpe_core.engine.encode.pair_ranks import BIT_VALUES
 
 WIDTH: Final[i64] = 4  # bytes of a count, a length or an id
 LARGEST: Final[i64] = (1 << 31) - 1
+LARGEST_ID: Final[int] = LARGEST
 # a repeat is looked for with a bitmap only when the highest id is below this many per id listed
 # (and SPARSE_FLOOR): a hostile list of two ids, one of them 2**31 - 1, gets no 256 MB bitmap
 SPARSE_SPAN: Final[i64] = 64
@@ -46,8 +47,9 @@ def check_ids(ids: list[object], low_below: i64) -> tuple[i64, i64]:
         value = ids[index]
         if not isinstance(value, int) or isinstance(value, bool):
             return index, -1
-        low = -1 if index < low_below else 0
-        if value < low or value > LARGEST:
+        # int bounds, not i64: an id beyond 64 bits is compared, not converted
+        low: int = -1 if index < low_below else 0
+        if value < low or value > LARGEST_ID:
             return index, -1
         highest = max(highest, i64(value))
     if highest >= SPARSE_SPAN * count + SPARSE_FLOOR:
