@@ -12,7 +12,7 @@ from bpe_core.errors import BpeError, check_argument, path_argument
 from bpe_core.files import parse_json, read_file
 from bpe_core.formats import native
 from bpe_core.spec import TokenizerSpec
-from bpe_core.spec_cache import found_tokenizer, kept_tokenizer
+from bpe_core.spec_cache import found_tokenizer, kept_tokenizer, spec_entry
 from bpe_core.tokenizer import Tokenizer
 
 TIKTOKEN_SUFFIXES = (".tiktoken", ".tiktoken.gz")  # as formats.suffixes, which this path does not import
@@ -40,7 +40,8 @@ def load(path: str | os.PathLike[str]) -> Tokenizer:
         )
         return _from_tiktoken(content, path, None, None, no_pattern)
     if not _native_head(content) and content[:1] == b"{":
-        kept = found_tokenizer(content, "hf", path, partial(_built, where=path))  # a tokenizer.json read before
+        entry = spec_entry(content, "hf", path)
+        kept = found_tokenizer(entry, partial(_built, where=path))  # a tokenizer.json read before
         if kept is not None:
             return kept
         data = parse_json(content, path, native.DESCRIPTION)
@@ -48,7 +49,7 @@ def load(path: str | os.PathLike[str]) -> Tokenizer:
             from bpe_core.formats import hf  # only this reader needs it
 
             read = partial(hf.spec_from_data, data, path)
-            return kept_tokenizer(content, "hf", path, read, partial(_built, where=path))
+            return kept_tokenizer(entry, read, partial(_built, where=path))
     # our own file is not kept: its packed merges read about as fast as a kept spec would
     return _built_from_file(native.spec_from_content(content, path), where=path)
 
@@ -80,7 +81,7 @@ def from_hf(path: str | os.PathLike[str]) -> Tokenizer:
     path = path_argument(path, "from_hf(path)")
     content = read_file(path, "tokenizer.json")
     read = partial(hf.spec_from_content, content, path)
-    return kept_tokenizer(content, "hf", path, read, partial(_built, where=path))
+    return kept_tokenizer(spec_entry(content, "hf", path), read, partial(_built, where=path))
 
 
 def from_tiktoken(
@@ -114,12 +115,12 @@ def _from_tiktoken(
     from bpe_core.formats import tiktoken
 
     options = (path, pattern, sorted((special_tokens or {}).items()))  # the path: the spec names it
-    unpacked, published = tiktoken.recognised(content, path)
+    unpacked, digest, published = tiktoken.recognised(content, path)
     read = partial(tiktoken.spec_from_content, unpacked, path, published, pattern, special_tokens, no_pattern)
     if published is not None and published_merges.ships(published.name):  # nothing to recover, nothing to keep
         # the shipped ids and the published special tokens are known to fit (tests/test_published.py)
         return _tokenizer(read(), not special_tokens)
-    return kept_tokenizer(content, "tiktoken", options, read, _tokenizer)
+    return kept_tokenizer(spec_entry(unpacked, "tiktoken", options, digest), read, _tokenizer)
 
 
 def _tokenizer(spec: TokenizerSpec, checked: bool) -> Tokenizer:

@@ -63,69 +63,53 @@ Built = TypeVar("Built")
 ARRAYS = (("merges", "i"), ("merge_results", "i"), ("ids", "i"), ("merge_counts", "q"), ("token_usage", "q"))
 
 
+def spec_entry(content: bytes, reader: str, options: object, digest: str | None = None) -> str | None:
+    """Where the spec of a file with these bytes, read by `reader` with `options`, is kept; None
+    when none is (see the module docstring). `digest`: the content's SHA-256 in hex, when the
+    caller has hashed it already."""
+    folder = cache_folder()
+    if folder is None or len(content) < MIN_SIZE or sys.byteorder != "little":
+        return None
+    code = _makers_digest()
+    if code is None:  # a maker's code cannot be read
+        return None
+    made_by = (reader, options, VERSION, code, sorted(registry().plugin_versions().items()))
+    key = hashlib.sha256(repr((digest or hashlib.sha256(content).hexdigest(), *made_by)).encode()).hexdigest()
+    return os.path.join(folder, f"{PREFIX}{key}.bin")
+
+
 def kept_tokenizer(
-    content: bytes,
-    reader: str,
-    options: object,
-    read: Callable[[], TokenizerSpec],
-    build: Callable[[TokenizerSpec, bool], Built],
+    entry: str | None, read: Callable[[], TokenizerSpec], build: Callable[[TokenizerSpec, bool], Built]
 ) -> Built:
-    """`build(spec, False)` of the spec `read()` makes of a file with these bytes (read by
-    `reader` with `options`), or `build(spec, True)` of the spec an earlier process kept of it:
-    a spec is kept once a tokenizer was built from it, so its ids are known to fit."""
-    path = _entry(content, reader, options)
-    if path is None:
-        return build(read(), False)
-    built = _kept(path, build)
+    """`build(spec, True)` of the spec an earlier process kept at `entry` (`spec_entry`), or
+    `build(spec, False)` of the spec `read()` makes, kept there once the tokenizer is built (so a
+    kept spec's ids are known to fit)."""
+    built = found_tokenizer(entry, build)
     if built is not None:
         return built
     spec = read()
     built = build(spec, False)
-    with contextlib.suppress(OSError, ValueError, TypeError):
-        _keep(path, _encoded(spec, os.path.basename(path)))
+    if entry is not None:
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            _keep(entry, _encoded(spec, os.path.basename(entry)))
     return built
 
 
-def found_tokenizer(
-    content: bytes, reader: str, options: object, build: Callable[[TokenizerSpec, bool], Built]
-) -> Built | None:
-    """`build(spec, True)` of the spec an earlier process kept of a file with these bytes (read by
-    `reader` with `options`), or None when none is kept: what tells a file's kind by parsing it
-    can ask first, as only a file of that kind is kept under that reader."""
-    path = _entry(content, reader, options)
-    return None if path is None else _kept(path, build)
-
-
-def _kept(path: str, build: Callable[[TokenizerSpec, bool], Built]) -> Built | None:
-    """`build(spec, True)` of the entry at `path`, or None when there is none, or not a whole one."""
+def found_tokenizer(entry: str | None, build: Callable[[TokenizerSpec, bool], Built]) -> Built | None:
+    """`build(spec, True)` of the spec kept at `entry`, or None when there is none, or not a whole
+    one: what tells a file's kind by parsing it can ask first, as only a file of that kind is kept
+    under that reader."""
+    if entry is None:
+        return None
     try:
-        with open(path, "rb") as handle:
-            spec = _decoded(handle.read(), os.path.basename(path))
+        with open(entry, "rb") as handle:
+            spec = _decoded(handle.read(), os.path.basename(entry))
         built = build(spec, True)
     except (OSError, ValueError, KeyError, TypeError, BpeError):  # none kept, or not a whole one
         return None
     with contextlib.suppress(OSError):
-        os.utime(path)  # recently used
+        os.utime(entry)  # recently used
     return built
-
-
-def _entry(content: bytes, reader: str, options: object) -> str | None:
-    """Where the spec of a file with these bytes is kept; None when none is (see the module docstring)."""
-    folder = cache_folder()
-    if folder is None or len(content) < MIN_SIZE or sys.byteorder != "little":
-        return None
-    key = _key(content, reader, options)
-    return None if key is None else os.path.join(folder, f"{PREFIX}{key}.bin")
-
-
-def _key(content: bytes, reader: str, options: object) -> str | None:
-    """The digest an entry is named by; None when a maker's code cannot be read."""
-    code = _makers_digest()
-    if code is None:
-        return None
-    digest = hashlib.sha256(content)
-    digest.update(repr((reader, options, VERSION, code, sorted(registry().plugin_versions().items()))).encode())
-    return digest.hexdigest()
 
 
 @cache

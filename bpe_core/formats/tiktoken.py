@@ -24,7 +24,7 @@ from array import array
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from bpe_core.engine.encode.recover import UNRANKED, RankedTokens, read_ranked_lines, recover_merges
 from bpe_core.errors import BpeError
@@ -100,17 +100,26 @@ def published_vocabulary(path: str | os.PathLike[str]) -> PublishedVocabulary | 
     return PUBLISHED.get(content_sha256(os.fspath(path)))
 
 
-def recognised(stored: bytes, path: str) -> tuple[bytes, PublishedVocabulary | None]:
-    """A file's content (uncompressed for .gz, or the error that names it) and which published
-    vocabulary it is, if one: what `spec_from_content` takes."""
+class Recognised(NamedTuple):
+    """A `.tiktoken` file's content (uncompressed for .gz), its SHA-256 in hex, and which published
+    vocabulary it is, if one."""
+
+    content: bytes
+    digest: str
+    published: PublishedVocabulary | None
+
+
+def recognised(stored: bytes, path: str) -> Recognised:
+    """A file's content, hashed once (or the error that names it): what `spec_from_content` takes."""
     content = _unpacked(stored, path)
-    return content, PUBLISHED.get(hashlib.sha256(content).hexdigest())
+    digest = hashlib.sha256(content).hexdigest()
+    return Recognised(content, digest, PUBLISHED.get(digest))
 
 
 def ship_published(path: str, folder: str | None = None) -> str:
     """Recover the merges of a published vocabulary's `.tiktoken` file and write them where the
     package ships them (`formats.published`), or into `folder`; the path written."""
-    content, published = recognised(read_file(path, "tiktoken file"), path)
+    content, _, published = recognised(read_file(path, "tiktoken file"), path)
     if published is None:
         raise BpeError(f"{path} is not one of the published tiktoken vocabularies")
     lines = read_ranked_lines(content.rstrip())
