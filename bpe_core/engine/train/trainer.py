@@ -297,9 +297,7 @@ class Trainer:
         stride = self.stride
         pairs = self.pairs
         at = position * stride
-        weight = self.uniform_weight if self.uniform_weight >= 0 else i64(node[at + WEIGHT])  # inline: the hot loop
-        if self.weight_indexed:
-            weight = self.chunk_weights[weight]
+        weight = self.chunk_weight(at)
         second = i64(node[at + NEXT])
         second_at = second * stride
         before = self._before(position)
